@@ -1,0 +1,65 @@
+//===- Interpreter.h - reference interpreter of the dtg dialect -----*- C++ -*-===//
+//
+// The oracle: runs a function of dtg ops on concrete tensors with plain C++
+// loops. Each op family registers its kernels (Kernels*.cpp); an op without a
+// kernel is an error naming the op, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_DIALECTS_DTG_INTERP_INTERPRETER_H
+#define DTC_DIALECTS_DTG_INTERP_INTERPRETER_H
+
+#include "dialects/DTG/Interp/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+
+namespace mlir::dtg::interp {
+
+/// Computes the results of `op` from its operand values. On bad values (an
+/// index out of range, say) it emits an error at the op and fails.
+using Kernel = std::function<LogicalResult(Operation *op, ArrayRef<Tensor> operands,
+                                           SmallVectorImpl<Tensor> &results)>;
+
+/// Kernels by op.
+class KernelRegistry {
+public:
+  template <typename OpTy>
+  void add(Kernel kernel) {
+    kernels[TypeID::get<OpTy>()] = std::move(kernel);
+  }
+  const Kernel *lookup(Operation *op) const;
+
+private:
+  llvm::DenseMap<TypeID, Kernel> kernels;
+};
+
+/// The registry holding every family's kernels (built once).
+const KernelRegistry &getKernelRegistry();
+
+/// Families register their kernels here (one file each).
+void registerElementwiseKernels(KernelRegistry &registry);
+void registerShapeKernels(KernelRegistry &registry);
+void registerNNKernels(KernelRegistry &registry);
+void registerReductionKernels(KernelRegistry &registry);
+
+/// Most elements a single result may have (guards memory on hostile input).
+constexpr int64_t kMaxElements = int64_t(1) << 27;
+
+/// Evaluates one op on operand values.
+FailureOr<SmallVector<Tensor>> evaluateOp(Operation *op,
+                                          ArrayRef<Tensor> operands);
+
+/// Runs `func` on `arguments` (one per function argument, matching types).
+FailureOr<SmallVector<Tensor>> interpretFunction(func::FuncOp func,
+                                                 ArrayRef<Tensor> arguments);
+
+/// Makes a tensor of `type` whose elements are written later.
+Tensor makeResult(Type type);
+
+} // namespace mlir::dtg::interp
+
+#endif // DTC_DIALECTS_DTG_INTERP_INTERPRETER_H

@@ -1,0 +1,23 @@
+//===- Passes.h - graph clean-up passes -----------------------------*- C++ -*-===//
+
+#ifndef DTC_PASSES_CLEANUP_PASSES_H
+#define DTC_PASSES_CLEANUP_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::dtg {
+class DTGDialect;
+} // namespace mlir::dtg
+
+namespace mlir::dtc {
+
+#define GEN_PASS_DECL
+#include "passes/Cleanup/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Cleanup/Passes.h.inc"
+
+} // namespace mlir::dtc
+
+#endif // DTC_PASSES_CLEANUP_PASSES_H

@@ -1,0 +1,29 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "dtc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "bench"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dtc_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%dtc_src", config.dtc_src_root))
+# Debian's PyTorch and ONNX import only under the system Python.
+config.substitutions.append(("%syspython", "/usr/bin/python3"))
+config.substitutions.append(("%testdata", "/usr/share/libonnx-testdata/data"))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.dtc_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]:
+    config.environment[var] = "1"
+
+tool_dirs = [config.dtc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["dtc", "dtc-opt"], tool_dirs)

@@ -1,0 +1,26 @@
+//===- dtc-opt.cpp - pass driver for dtc's dialects and passes -----------===//
+//
+// Replays anything dtc does on a .mlir file; the driver of the lit tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
+#include "passes/Cleanup/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::dtg::DTGDialect, mlir::dist::DistDialect,
+                  mlir::func::FuncDialect>();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  mlir::dtc::registerCleanupPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "dtc pass driver\n", registry));
+}
