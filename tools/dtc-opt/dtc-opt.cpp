@@ -6,6 +6,7 @@
 
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/Dist/IR/DistOps.h"
+#include "compiler/Pipelines/Pipelines.h"
 #include "passes/Cleanup/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::dtc::registerCleanupPasses();
+  mlir::dtc::registerPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "dtc pass driver\n", registry));
 }

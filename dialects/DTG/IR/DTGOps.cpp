@@ -533,6 +533,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   int64_t group = adaptor.getGroup();
   if (weight.getRank() != input.getRank())
     return emitOptionalError(loc, "input and weight differ in rank");
+  // Checked before the channel dimensions below are read.
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input needs rank at least 3 ([N, C, ...])");
   if (group <= 0 || input.getDimSize(1) % group != 0 ||
       weight.getDimSize(0) % group != 0 ||
       weight.getDimSize(1) * group != input.getDimSize(1))

@@ -36,11 +36,15 @@ void Tensor::set(int64_t k, double value) {
     f[k] = roundToFloatType(elementType, value);
   else if (std::isnan(value))
     i[k] = wrapToIntegerType(elementType, 0);
+  else if (elementType.isInteger(1))
+    i[k] = value != 0.0;
+  else if (value >= 9223372036854775807.0) // saturate: the cast would be UB
+    i[k] = wrapToIntegerType(elementType, INT64_MAX);
+  else if (value <= -9223372036854775808.0)
+    i[k] = wrapToIntegerType(elementType, INT64_MIN);
   else
     i[k] = wrapToIntegerType(elementType,
-                             elementType.isInteger(1)
-                                 ? (value != 0.0)
-                                 : static_cast<int64_t>(std::trunc(value)));
+                             static_cast<int64_t>(std::trunc(value)));
 }
 
 void Tensor::setInt(int64_t k, int64_t value) {

@@ -1,0 +1,68 @@
+//===- Commands.h - the dtc subcommands -----------------------------*- C++ -*-===//
+//
+// Each subcommand takes an options struct (bound to flags in tools/dtc) and
+// returns the process exit code. Errors are printed to stderr as
+// "FILE: node 'NAME': error: MESSAGE" (see Diagnostics.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_COMPILER_DRIVER_COMMANDS_H
+#define DTC_COMPILER_DRIVER_COMMANDS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::dtc {
+
+/// Options that bind a model's shapes (import, interpret, compile, plan).
+struct ShapeOptions {
+  std::optional<int64_t> batch;
+  /// NAME=DIMxDIM entries of --input-shape.
+  std::vector<std::string> inputShapes;
+};
+
+struct ImportCommandOptions {
+  std::string model;
+  std::string output = "-";
+  ShapeOptions shapes;
+  /// Print the importer's output without the clean-up pipeline.
+  bool noCleanup = false;
+};
+int runImportCommand(const ImportCommandOptions &options);
+
+struct InterpretCommandOptions {
+  std::string model;
+  ShapeOptions shapes;
+  /// NAME=FILE.npy entries: data inputs.
+  std::vector<std::string> inputs;
+  /// NAME=FILE.npy entries: expected outputs.
+  std::vector<std::string> expects;
+  /// Folder to write every output as NAME.npy.
+  std::string outputDir;
+  double rtol = 1e-5;
+};
+int runInterpretCommand(const InterpretCommandOptions &options);
+
+struct TestONNXCommandOptions {
+  /// Test folders (holding model.onnx), or folders of test folders.
+  std::vector<std::string> dirs;
+  std::string target = "interp";
+  /// Seconds one test may run.
+  unsigned timeoutSeconds = 120;
+  /// Bytes one test may use (resident), else it fails.
+  uint64_t memoryLimitBytes = uint64_t(2) << 30;
+  /// Tests run at once.
+  unsigned jobs = 1;
+  /// File listing the tests expected to pass; any of them not passing is a
+  /// regression and makes the command fail.
+  std::string expectFile;
+  /// Run only tests whose name contains this.
+  std::string filter;
+};
+int runTestONNXCommand(const TestONNXCommandOptions &options);
+
+} // namespace mlir::dtc
+
+#endif // DTC_COMPILER_DRIVER_COMMANDS_H

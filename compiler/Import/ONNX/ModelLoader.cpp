@@ -1,0 +1,225 @@
+//===- ModelLoader.cpp - read, validate and upgrade an ONNX model --------===//
+//
+// libonnx's checker and converters throw and were not written for hostile
+// input, so the model is validated here first (sizes, references, cycles),
+// and everything libonnx raises is caught.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/ONNX/GraphImporter.h"
+#include "compiler/Import/ONNX/ONNXImporter.h"
+
+#include "dialects/DTG/IR/DTGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <onnx/version_converter/convert.h>
+
+#include <deque>
+
+using namespace mlir;
+using namespace mlir::dtc;
+using namespace mlir::dtc::onnx_import;
+
+/// Oldest and newest opset of the default domain that dtc imports directly.
+static constexpr int64_t kMinOpset = 13;
+static constexpr int64_t kMaxOpset = 17;
+
+namespace {
+/// Checks a parsed model and sorts its nodes topologically, in place.
+class ModelValidator {
+public:
+  ModelValidator(onnx::ModelProto &model, Location loc,
+                 ImportFailure &failureKind)
+      : model(model), loc(loc), failureKind(failureKind) {}
+
+  LogicalResult checkHeader(int64_t &opset);
+  LogicalResult checkGraph();
+
+private:
+  LogicalResult unsupported(const Twine &message) {
+    failureKind = ImportFailure::Unsupported;
+    return emitError(loc, message);
+  }
+  LogicalResult invalid(const Twine &message) {
+    failureKind = ImportFailure::Invalid;
+    return emitError(loc, message);
+  }
+
+  onnx::ModelProto &model;
+  Location loc;
+  ImportFailure &failureKind;
+};
+} // namespace
+
+LogicalResult ModelValidator::checkHeader(int64_t &opset) {
+  if (!model.has_graph() || model.ir_version() <= 0)
+    return invalid("not an ONNX model (no graph or IR version)");
+  opset = -1;
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+  if (opset < 0) {
+    if (model.ir_version() >= 3)
+      return invalid("the model imports no opset of the default ONNX domain");
+    opset = 1; // IR < 3 had no opset_import; ONNX treats it as opset 1.
+  }
+  if (opset > kMaxOpset)
+    return unsupported("opset " + Twine(opset) +
+                       " is not supported (dtc imports opsets up to " +
+                       Twine(kMaxOpset) + "; export with opset_version=" +
+                       Twine(kMaxOpset) + ")");
+  return success();
+}
+
+LogicalResult ModelValidator::checkGraph() {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  llvm::StringSet<> defined;
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &init : graph.sparse_initializer())
+    return unsupported("sparse initializer '" + init.values().name() +
+                       "' is not supported");
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+
+  // Producers of each name; reject names produced twice.
+  llvm::StringMap<int> producer;
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.type() == onnx::AttributeProto::GRAPH ||
+          attr.type() == onnx::AttributeProto::GRAPHS || attr.has_g() ||
+          attr.graphs_size() > 0)
+        return unsupported("node '" + node.name() + "' (" + node.op_type() +
+                           ") has a subgraph; control flow is not supported");
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      if (defined.contains(output) || !producer.try_emplace(output, index).second)
+        return invalid("value '" + output + "' is defined more than once " +
+                       "(again by node '" + node.name() + "', " +
+                       node.op_type() + ")");
+    }
+  }
+  // Kahn's algorithm over node indices.
+  int n = graph.node_size();
+  std::vector<int> pending(n, 0);
+  std::vector<SmallVector<int>> consumers(n);
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    for (const std::string &input : node.input()) {
+      if (input.empty() || defined.contains(input))
+        continue;
+      auto it = producer.find(input);
+      if (it == producer.end())
+        return invalid("node '" + node.name() + "' (" + node.op_type() +
+                       ") reads '" + input + "', which nothing defines");
+      ++pending[i];
+      consumers[it->second].push_back(i);
+    }
+  }
+  std::deque<int> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0)
+      ready.push_back(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (int c : consumers[i])
+      if (--pending[c] == 0)
+        ready.push_back(c);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0)
+        return invalid("the graph has a cycle through node '" +
+                       graph.node(i).name() + "' (" + graph.node(i).op_type() +
+                       ")");
+  }
+  for (const auto &output : graph.output())
+    if (!defined.contains(output.name()) && !producer.count(output.name()))
+      return invalid("graph output '" + output.name() + "' is not defined");
+  bool sorted = true;
+  for (int i = 0; i < n; ++i)
+    sorted &= order[i] == i;
+  if (!sorted) {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    for (int i : order)
+      *nodes.Add() = graph.node(i);
+    graph.mutable_node()->Swap(&nodes);
+  }
+  return success();
+}
+
+void mlir::dtc::loadImportedDialects(MLIRContext *context) {
+  context->loadDialect<dtg::DTGDialect, func::FuncDialect>();
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::dtc::importONNXModel(MLIRContext *context, StringRef path,
+                           const ImportOptions &options,
+                           ImportFailure *failureKind) {
+  loadImportedDialects(context);
+  ImportFailure kind = ImportFailure::Invalid;
+  auto report = [&](ImportFailure k) {
+    if (failureKind)
+      *failureKind = k;
+    return failure();
+  };
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(fileLoc, "cannot read file: ") << buffer.getError().message();
+    return report(ImportFailure::Invalid);
+  }
+  if ((*buffer)->getBufferSize() >= (size_t(1) << 31)) {
+    emitError(fileLoc, "file is larger than 2 GiB; store the weights as "
+                       "external data");
+    return report(ImportFailure::Invalid);
+  }
+  onnx::ModelProto model;
+  {
+    google::protobuf::io::CodedInputStream stream(
+        reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+        static_cast<int>((*buffer)->getBufferSize()));
+    stream.SetTotalBytesLimit(INT_MAX);
+    stream.SetRecursionLimit(64);
+    if (!model.ParseFromCodedStream(&stream) ||
+        !stream.ConsumedEntireMessage()) {
+      emitError(fileLoc, "not an ONNX model (the file does not parse as a "
+                         "ModelProto; truncated or another format?)");
+      return report(ImportFailure::Invalid);
+    }
+  }
+  ModelValidator validator(model, fileLoc, kind);
+  int64_t opset;
+  if (failed(validator.checkHeader(opset)) || failed(validator.checkGraph()))
+    return report(kind);
+  if (opset < kMinOpset) {
+    try {
+      model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
+    } catch (const std::exception &e) {
+      emitError(fileLoc, "cannot upgrade the model from opset ")
+          << opset << " to " << kMinOpset << ": " << e.what();
+      return report(ImportFailure::Unsupported);
+    } catch (...) {
+      emitError(fileLoc, "cannot upgrade the model from opset ")
+          << opset << " to " << kMinOpset;
+      return report(ImportFailure::Unsupported);
+    }
+    ModelValidator upgraded(model, fileLoc, kind);
+    if (failed(upgraded.checkHeader(opset)) || failed(upgraded.checkGraph()))
+      return report(kind);
+  }
+  GraphImporter importer(context, model, path, options);
+  FailureOr<OwningOpRef<ModuleOp>> module = importer.run();
+  if (failed(module))
+    return report(importer.failureKind);
+  return module;
+}

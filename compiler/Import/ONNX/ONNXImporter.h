@@ -1,0 +1,81 @@
+//===- ONNXImporter.h - ONNX model -> dtg ---------------------------*- C++ -*-===//
+//
+// The public entry of the ONNX importer. This header does not expose protobuf
+// or ONNX types, so the rest of the compiler builds without them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
+#define DTC_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
+
+#include "dialects/DTG/Interp/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+
+namespace mlir::dtc {
+
+/// How the importer binds shapes and data.
+struct ImportOptions {
+  /// Binds axis 0 of every data input (the sample axis) to this size.
+  std::optional<int64_t> batch;
+  /// Whole shapes of data inputs (`--input-shape NAME=DIMxDIM`).
+  llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// When false, initializers whose external data is absent become parameters
+  /// without initial values (planning a model too large to materialize).
+  bool requireWeights = true;
+  /// Values of data inputs that may become constants where an op needs a
+  /// compile-time value (the shape input of a Reshape in a conformance test).
+  llvm::StringMap<dtg::interp::Tensor> bindableInputs;
+};
+
+/// Why an import failed.
+enum class ImportFailure {
+  /// The model is valid but uses something dtc does not support (an op, an
+  /// attribute value, an opset, a data type).
+  Unsupported,
+  /// The model or the file is broken, or a shape does not fit.
+  Invalid,
+};
+
+/// Imports the ONNX model at `path` into a module with one function, @main.
+/// Errors go to the context's diagnostic engine, located at the ONNX node
+/// (a NameLoc of the node name inside a FileLineColLoc of the file); on
+/// failure `failureKind` says which kind of error stopped the import.
+FailureOr<OwningOpRef<ModuleOp>>
+importONNXModel(MLIRContext *context, StringRef path,
+                const ImportOptions &options,
+                ImportFailure *failureKind = nullptr);
+
+/// Reads a serialized TensorProto file (a backend test's input_0.pb) into
+/// its name and value; nullopt with `error` set on failure, and
+/// `unsupported` set if the element type is one dtc does not hold.
+std::optional<std::pair<std::string, dtg::interp::Tensor>>
+readTensorFile(MLIRContext *context, StringRef path, std::string &error,
+               bool &unsupported);
+
+/// The names of a model's data inputs (graph inputs that are not
+/// initializers), in order; nullopt with `error` set on failure.
+std::optional<std::vector<std::string>> readGraphInputNames(StringRef path,
+                                                            std::string &error);
+
+/// The dialects an imported module uses; load them before importing.
+void loadImportedDialects(MLIRContext *context);
+
+/// Names of the function-argument and -result attributes the importer sets.
+namespace attrs {
+/// The ONNX name of an argument or result (StringAttr).
+constexpr StringLiteral kName = "dtg.name";
+/// What an argument is: "parameter", "state" or "input" (StringAttr).
+constexpr StringLiteral kRole = "dtg.role";
+/// The initial value of a parameter or state (ElementsAttr); absent for a
+/// weightless import.
+constexpr StringLiteral kInitial = "dtg.initial";
+} // namespace attrs
+
+} // namespace mlir::dtc
+
+#endif // DTC_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H

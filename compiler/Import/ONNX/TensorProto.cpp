@@ -1,0 +1,324 @@
+//===- TensorProto.cpp - ONNX TensorProto <-> interpreter tensors --------===//
+
+#include "compiler/Import/ONNX/TensorProto.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "compiler/Import/ONNX/ONNXImporter.h"
+
+#include <cstring>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::dtc::onnx_import;
+using mlir::dtg::interp::Tensor;
+
+Type mlir::dtc::onnx_import::convertDataType(MLIRContext *context,
+                                             int32_t dataType) {
+  Builder b(context);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT16:
+    return b.getI16Type();
+  case onnx::TensorProto::INT8:
+    return b.getI8Type();
+  case onnx::TensorProto::UINT8:
+    return IntegerType::get(context, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT16:
+    return IntegerType::get(context, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32:
+    return IntegerType::get(context, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64:
+    return IntegerType::get(context, 64, IntegerType::Unsigned);
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return Type();
+  }
+}
+
+std::string mlir::dtc::onnx_import::dataTypeName(int32_t dataType) {
+  if (onnx::TensorProto_DataType_IsValid(dataType))
+    return onnx::TensorProto_DataType_Name(
+        static_cast<onnx::TensorProto_DataType>(dataType));
+  return "data type " + std::to_string(dataType);
+}
+
+/// Bytes per element in raw_data.
+static int64_t rawElementSize(Type type) {
+  return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+/// Decodes little-endian raw bytes of element `k`.
+static void decodeRaw(Tensor &t, const char *data, int64_t k) {
+  Type type = t.elementType;
+  int64_t size = rawElementSize(type);
+  const char *p = data + k * size;
+  if (type.isF32()) {
+    float v;
+    std::memcpy(&v, p, 4);
+    t.f[k] = v;
+  } else if (type.isF64()) {
+    std::memcpy(&t.f[k], p, 8);
+  } else if (t.isFloat()) {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    APFloat v(cast<FloatType>(type).getFloatSemantics(), APInt(16, bits));
+    bool losesInfo;
+    v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+    t.f[k] = v.convertToDouble();
+  } else {
+    uint64_t bits = 0;
+    std::memcpy(&bits, p, size);
+    t.i[k] = dtg::interp::wrapToIntegerType(type, static_cast<int64_t>(bits));
+  }
+}
+
+/// Decodes a 16-bit float stored as its bits in int32_data.
+static double decodeHalfBits(Type type, int32_t bits) {
+  APFloat v(cast<FloatType>(type).getFloatSemantics(),
+            APInt(16, static_cast<uint16_t>(bits)));
+  bool losesInfo;
+  v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return v.convertToDouble();
+}
+
+TensorOrError mlir::dtc::onnx_import::readTensorProtoType(
+    MLIRContext *context, const onnx::TensorProto &proto,
+    SmallVectorImpl<int64_t> &shape, Type &type) {
+  TensorOrError result;
+  std::string name = proto.name().empty() ? "tensor" : "'" + proto.name() + "'";
+  type = convertDataType(context, proto.data_type());
+  if (!type) {
+    result.error = name + " has " + dataTypeName(proto.data_type()) +
+                   " elements, which dtc does not support";
+    result.unsupportedType = true;
+    return result;
+  }
+  int64_t n = 1;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) {
+      result.error = name + " has a negative dimension";
+      return result;
+    }
+    if (d > 0 && n > kMaxTensorElements / d) {
+      result.error = name + " has more than 2^31 elements";
+      return result;
+    }
+    n *= d;
+    shape.push_back(d);
+  }
+  return result;
+}
+
+/// Reads external data of `proto` into `bytes`; an error message on failure.
+static std::string readExternal(const onnx::TensorProto &proto,
+                                const TensorSource &source, int64_t expected,
+                                std::string &bytes, bool &missing) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : proto.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset" || entry.key() == "length") {
+      char *end = nullptr;
+      long long v = std::strtoll(entry.value().c_str(), &end, 10);
+      if (entry.value().empty() || *end != '\0' || v < 0)
+        return "external data " + entry.key() + " '" + entry.value() +
+               "' is not a non-negative integer";
+      (entry.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (location.empty())
+    return "external data has no location";
+  // Confine paths to the model's folder: relative, no '..' components.
+  if (llvm::sys::path::is_absolute(location))
+    return "external data path '" + location + "' is absolute";
+  for (auto it = llvm::sys::path::begin(location),
+            end = llvm::sys::path::end(location);
+       it != end; ++it)
+    if (*it == "..")
+      return "external data path '" + location + "' leaves the model's folder";
+  SmallString<256> path(source.modelDir);
+  llvm::sys::path::append(path, location);
+  SmallString<256> real, realDir;
+  if (llvm::sys::fs::real_path(path, real) ||
+      llvm::sys::fs::real_path(source.modelDir, realDir)) {
+    missing = true;
+    return "external data file '" + location + "' is absent";
+  }
+  if (!StringRef(real).starts_with(StringRef(realDir).str() + "/"))
+    return "external data path '" + location + "' leaves the model's folder";
+  auto buffer = llvm::MemoryBuffer::getFile(real, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    missing = true;
+    return "cannot read external data file '" + location + "'";
+  }
+  int64_t size = (*buffer)->getBufferSize();
+  if (length < 0)
+    length = size - offset;
+  if (offset > size || length > size - offset)
+    return "external data range [" + std::to_string(offset) + ", +" +
+           std::to_string(length) + ") exceeds file '" + location + "' (" +
+           std::to_string(size) + " bytes)";
+  if (length != expected)
+    return "external data holds " + std::to_string(length) +
+           " bytes where the dims need " + std::to_string(expected);
+  bytes.assign((*buffer)->getBufferStart() + offset, length);
+  return "";
+}
+
+TensorOrError mlir::dtc::onnx_import::readTensorProto(
+    MLIRContext *context, const onnx::TensorProto &proto,
+    const TensorSource &source) {
+  SmallVector<int64_t> shape;
+  Type type;
+  TensorOrError result = readTensorProtoType(context, proto, shape, type);
+  if (!result.error.empty())
+    return result;
+  std::string name = proto.name().empty() ? "tensor" : "'" + proto.name() + "'";
+  if (proto.has_segment()) {
+    result.error = name + " is segmented, which dtc does not support";
+    result.unsupportedType = true;
+    return result;
+  }
+  Tensor t;
+  t.elementType = type;
+  t.shape.assign(shape.begin(), shape.end());
+  int64_t n = t.numElements();
+  auto mismatch = [&](int64_t have) {
+    result.error = name + " holds " + std::to_string(have) +
+                   " values but its dims " + "need " + std::to_string(n);
+    return result;
+  };
+  std::string external;
+  const std::string *raw = nullptr;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    bool missing = false;
+    std::string error =
+        readExternal(proto, source, n * rawElementSize(type), external, missing);
+    if (!error.empty()) {
+      result.error = name + ": " + error;
+      result.externalDataMissing = missing;
+      return result;
+    }
+    raw = &external;
+  } else if (proto.has_raw_data()) {
+    raw = &proto.raw_data();
+  }
+  t = Tensor::zeros(type, shape);
+  if (raw) {
+    if (static_cast<int64_t>(raw->size()) != n * rawElementSize(type))
+      return mismatch(raw->size() / rawElementSize(type));
+    for (int64_t k = 0; k < n; ++k)
+      decodeRaw(t, raw->data(), k);
+  } else {
+    switch (proto.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      if (proto.float_data_size() != n)
+        return mismatch(proto.float_data_size());
+      for (int64_t k = 0; k < n; ++k)
+        t.f[k] = proto.float_data(k);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      if (proto.double_data_size() != n)
+        return mismatch(proto.double_data_size());
+      for (int64_t k = 0; k < n; ++k)
+        t.f[k] = proto.double_data(k);
+      break;
+    case onnx::TensorProto::INT64:
+      if (proto.int64_data_size() != n)
+        return mismatch(proto.int64_data_size());
+      for (int64_t k = 0; k < n; ++k)
+        t.i[k] = proto.int64_data(k);
+      break;
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      if (proto.uint64_data_size() != n)
+        return mismatch(proto.uint64_data_size());
+      for (int64_t k = 0; k < n; ++k)
+        t.i[k] = dtg::interp::wrapToIntegerType(
+            type, static_cast<int64_t>(proto.uint64_data(k)));
+      break;
+    default: // int32_data holds the rest, 16-bit floats as their bits.
+      if (proto.int32_data_size() != n)
+        return mismatch(proto.int32_data_size());
+      for (int64_t k = 0; k < n; ++k) {
+        if (t.isFloat())
+          t.f[k] = decodeHalfBits(type, proto.int32_data(k));
+        else
+          t.i[k] = dtg::interp::wrapToIntegerType(type, proto.int32_data(k));
+      }
+    }
+  }
+  if (t.isFloat() && (type.isF32()))
+    t.normalize();
+  result.tensor = std::move(t);
+  return result;
+}
+
+std::optional<std::pair<std::string, Tensor>>
+mlir::dtc::readTensorFile(MLIRContext *context, StringRef path,
+                          std::string &error, bool &unsupported) {
+  unsupported = false;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot read '" + path.str() + "'";
+    return std::nullopt;
+  }
+  onnx::TensorProto proto;
+  if ((*buffer)->getBufferSize() >= (size_t(1) << 31) ||
+      !proto.ParseFromArray((*buffer)->getBufferStart(),
+                            static_cast<int>((*buffer)->getBufferSize()))) {
+    error = "'" + path.str() + "' is not a TensorProto";
+    return std::nullopt;
+  }
+  TensorSource source;
+  source.modelDir = llvm::sys::path::parent_path(path).str();
+  TensorOrError read = readTensorProto(context, proto, source);
+  if (!read.tensor) {
+    error = read.error;
+    unsupported = read.unsupportedType;
+    return std::nullopt;
+  }
+  return std::make_pair(proto.name(), std::move(*read.tensor));
+}
+
+std::optional<std::vector<std::string>>
+mlir::dtc::readGraphInputNames(StringRef path, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  onnx::ModelProto model;
+  if (!buffer || (*buffer)->getBufferSize() >= (size_t(1) << 31) ||
+      !model.ParseFromArray((*buffer)->getBufferStart(),
+                            static_cast<int>((*buffer)->getBufferSize()))) {
+    error = "cannot read '" + path.str() + "' as an ONNX model";
+    return std::nullopt;
+  }
+  std::set<std::string> initializers;
+  for (const auto &init : model.graph().initializer())
+    initializers.insert(init.name());
+  std::vector<std::string> names;
+  for (const auto &input : model.graph().input())
+    if (!initializers.count(input.name()))
+      names.push_back(input.name());
+  return names;
+}

@@ -1,0 +1,55 @@
+//===- TensorProto.h - ONNX TensorProto <-> interpreter tensors -----*- C++ -*-===//
+
+#ifndef DTC_COMPILER_IMPORT_ONNX_TENSORPROTO_H
+#define DTC_COMPILER_IMPORT_ONNX_TENSORPROTO_H
+
+#include "dialects/DTG/Interp/Tensor.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <onnx/onnx_pb.h>
+#include <string>
+
+namespace mlir::dtc::onnx_import {
+
+/// Most elements one tensor of a model may have (2^31; caps allocations on
+/// hostile input).
+constexpr int64_t kMaxTensorElements = int64_t(1) << 31;
+
+/// The MLIR element type of an ONNX data type; null for types dtc does not
+/// hold (string, complex, float8).
+Type convertDataType(MLIRContext *context, int32_t dataType);
+
+/// The ONNX name of a data type ("FLOAT", "STRING", ...).
+std::string dataTypeName(int32_t dataType);
+
+/// Where a TensorProto's data is, and whether it may be absent.
+struct TensorSource {
+  /// Folder of the model file; external data paths are resolved inside it.
+  std::string modelDir;
+};
+
+/// Result of reading a tensor: a value, or an error message.
+struct TensorOrError {
+  std::optional<dtg::interp::Tensor> tensor;
+  std::string error;
+  /// True if the error is that external data is absent (allowed when
+  /// weights are not required).
+  bool externalDataMissing = false;
+  /// True if the tensor is valid but of a type dtc does not hold.
+  bool unsupportedType = false;
+};
+
+/// Reads `proto` (checking that its data matches its dims and type).
+TensorOrError readTensorProto(MLIRContext *context, const onnx::TensorProto &proto,
+                              const TensorSource &source);
+
+/// The shape and element type of `proto` without reading its data; an error
+/// message on bad dims or type.
+TensorOrError readTensorProtoType(MLIRContext *context,
+                                  const onnx::TensorProto &proto,
+                                  SmallVectorImpl<int64_t> &shape, Type &type);
+
+} // namespace mlir::dtc::onnx_import
+
+#endif // DTC_COMPILER_IMPORT_ONNX_TENSORPROTO_H
