@@ -47,6 +47,13 @@ std::string firstLine(StringRef text) {
   return text.split('\n').first.str();
 }
 
+/// Drops the model path (known from the test name) from a message.
+std::string withoutPath(StringRef message, StringRef path) {
+  if (message.consume_front(path))
+    message = message.ltrim(": ");
+  return message.str();
+}
+
 /// Lists test folders under `dir` (itself if it holds model.onnx).
 void collectTests(StringRef dir, std::vector<std::string> &tests) {
   SmallString<256> model(dir);
@@ -145,8 +152,13 @@ TestResult runTest(StringRef dir) {
       bool unsupported = false;
       auto t = readTensorFile(&context, file, error, unsupported);
       if (!t) {
-        result.status = unsupported ? Status::Unsupported : Status::Fail;
-        result.reason = error;
+        // The data is ONNX's own: what does not read as a tensor is a
+        // sequence or an optional, which dtc does not support.
+        result.status = Status::Unsupported;
+        result.reason = (llvm::sys::path::filename(file) + ": " + error +
+                         (unsupported ? "" : " (sequences and optionals are "
+                                             "not supported)"))
+                            .str();
         return false;
       }
       out.push_back(std::move(*t));
@@ -168,7 +180,7 @@ TestResult runTest(StringRef dir) {
   if (failed(module)) {
     result.status = kind == ImportFailure::Unsupported ? Status::Unsupported
                                                        : Status::Fail;
-    result.reason = firstLine(diagnostics.firstError());
+    result.reason = withoutPath(firstLine(diagnostics.firstError()), modelPath);
     return result;
   }
   for (const std::string &set : sets) {
@@ -185,7 +197,7 @@ TestResult runTest(StringRef dir) {
       result.status = StringRef(message).contains("has no kernel")
                           ? Status::Unsupported
                           : Status::Fail;
-      result.reason = firstLine(message);
+      result.reason = withoutPath(firstLine(message), modelPath);
       return result;
     }
     if (got->size() != outputs.size()) {

@@ -278,6 +278,8 @@ FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank,
   return axis < 0 ? axis + rank : axis;
 }
 
+StringRef NodeImporter::producer() const { return graph.model.producer_name(); }
+
 std::optional<std::pair<int64_t, int64_t>>
 NodeImporter::batchRebinding() const {
   return graph.rebinding;

@@ -124,6 +124,8 @@ public:
   /// Normalizes a possibly negative axis for `rank`; an error if out of range.
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                    StringRef what = "axis");
+  /// The model's producer_name ("pytorch" for torch.onnx.export).
+  StringRef producer() const;
   /// Batch sizes when the importer rebinds the sample axis of a static
   /// export: (exported, bound); nullopt otherwise.
   std::optional<std::pair<int64_t, int64_t>> batchRebinding() const;

@@ -137,9 +137,11 @@ def DTG_BatchNormTrainingOp : DTG_Op<"batch_norm_training",
   let summary = "Normalizes channels with batch statistics and updates running ones.";
   let description = [{
     Statistics are taken over every axis but 1. The running statistics are
-    updated as ONNX and PyTorch do: `new = momentum * running + (1 - momentum) *
-    batch` (ONNX's `momentum`; PyTorch's is 1 minus it), the variance with
-    Bessel's correction as PyTorch does.
+    updated as `new = momentum * running + (1 - momentum) * batch` (ONNX's
+    `momentum`; PyTorch's is 1 minus it). The batch variance in that update is
+    unbiased (Bessel's correction, as PyTorch computes it) when
+    `unbiased_running_var` is set (the default, and what the importer sets for
+    models PyTorch exported), else biased (the ONNX specification's reference).
 
     ```mlir
     %y, %rm, %rv = dtg.batch_norm_training %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f64, momentum = 0.9 : f64} : tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
@@ -151,7 +153,8 @@ def DTG_BatchNormTrainingOp : DTG_Op<"batch_norm_training",
   let arguments = (ins DTG_FloatTensor:$input, DTG_FloatTensor:$scale,
                        DTG_FloatTensor:$bias, DTG_FloatTensor:$running_mean,
                        DTG_FloatTensor:$running_var, F64Attr:$epsilon,
-                       F64Attr:$momentum);
+                       F64Attr:$momentum,
+                       DefaultValuedAttr<BoolAttr, "true">:$unbiased_running_var);
   let results = (outs DTG_FloatTensor:$result, DTG_FloatTensor:$new_running_mean,
                       DTG_FloatTensor:$new_running_var);
   let assemblyFormat = "$input `,` $scale `,` $bias `,` $running_mean `,` $running_var attr-dict `:` type($input) `,` type($scale) `,` type($bias) `,` type($running_mean) `,` type($running_var) `->` type($result) `,` type($new_running_mean) `,` type($new_running_var)";
@@ -217,7 +220,9 @@ def DTG_DropoutOp : DTG_Op<"dropout", [InferTypeOpAdaptor]> {
     The mask comes from a counter-based generator (Philox-4x32-10) keyed by
     `key` = (seed, step), the op's `stream` number and each element's index, so
     it does not depend on how the tensor is sharded and replays exactly when
-    recomputed. Inference-mode dropout is not this op (the importer drops it).
+    recomputed (the exact construction is in dialects/DTG/Interp/Philox.h;
+    generated code reproduces it bit for bit). Inference-mode dropout is not
+    this op (the importer drops it).
 
     ```mlir
     %y, %mask = dtg.dropout %x, %key {ratio = 0.1 : f64, stream = 0 : i64} : tensor<4x8xf32>, tensor<2xi64> -> tensor<4x8xf32>, tensor<4x8xi1>

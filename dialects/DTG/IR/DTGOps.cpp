@@ -478,7 +478,10 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
     }
   }
   SmallVector<int64_t> shape;
-  for (char c : output) {
+  for (auto [i, c] : llvm::enumerate(output)) {
+    if (output.find(c) != i)
+      return emitOptionalError(loc, "output letter '" + Twine(c) +
+                                        "' appears twice");
     auto it = sizes.find(c);
     if (it == sizes.end())
       return emitOptionalError(loc, "output letter '" + Twine(c) +

@@ -185,8 +185,8 @@ LogicalResult einsumKernel(Operation *op, ArrayRef<Tensor> in,
   SmallVector<int64_t> sizes(numOutput, 1);
   for (auto [term, tensor] : llvm::zip(terms, in)) {
     if (static_cast<int64_t>(term.size()) != tensor.rank())
-      return op->emitError("term '") << term << "' does not match rank "
-                                     << tensor.rank();
+      return op->emitError("term '")
+             << term << "' does not match rank " << tensor.rank();
     for (auto [d, c] : llvm::enumerate(term)) {
       int s = addLetter(c);
       if (static_cast<size_t>(s) >= sizes.size())
@@ -216,7 +216,8 @@ LogicalResult einsumKernel(Operation *op, ArrayRef<Tensor> in,
     operands.push_back(std::move(operand));
   }
 
-  ArrayRef<int64_t> summedSizes = ArrayRef<int64_t>(sizes).drop_front(numOutput);
+  ArrayRef<int64_t> summedSizes =
+      ArrayRef<int64_t>(sizes).drop_front(numOutput);
   int64_t summedCount = product(summedSizes);
   bool isFloat = result.isFloat();
   SmallVector<int64_t> value(letters.size(), 0); // each letter's index
@@ -267,6 +268,20 @@ struct Window {
   int64_t padEnd(int64_t d) const { return pads[rank() + d]; }
 };
 
+/// The window of an op reading `input` ([N, C, D...]) into `result`.
+Window makeWindow(const Tensor &input, const Tensor &result,
+                  ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations) {
+  Window w;
+  w.inputSpatial.assign(input.shape.begin() + 2, input.shape.end());
+  w.outputSpatial.assign(result.shape.begin() + 2, result.shape.end());
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = strides;
+  w.pads = pads;
+  w.dilations = dilations;
+  return w;
+}
+
 /// One window of one output position: the row-major offsets of the input
 /// elements it covers (inside the input, not the padding), the matching
 /// offsets into the kernel, and how many of its taps lie inside the padded
@@ -316,8 +331,8 @@ Taps windowTaps(const Window &w, ArrayRef<int64_t> position) {
     bool inInput = true, inPadded = true;
     int64_t inputOffset = 0;
     for (int64_t d = 0; d < k; ++d) {
-      int64_t i = position[d] * w.strides[d] - w.padBegin(d) +
-                  tap[d] * w.dilations[d];
+      int64_t i =
+          position[d] * w.strides[d] - w.padBegin(d) + tap[d] * w.dilations[d];
       if (i < 0 || i >= w.inputSpatial[d])
         inInput = false;
       if (i >= w.inputSpatial[d] + w.padEnd(d))
@@ -341,17 +356,18 @@ LogicalResult convKernel(Operation *op, ArrayRef<Tensor> in,
   const Tensor &input = in[0], &weight = in[1];
   const Tensor *bias = conv.getBias() ? &in[2] : nullptr;
   Tensor result = makeResult(op->getResult(0).getType());
+  if (input.rank() < 3 || weight.rank() != input.rank() ||
+      result.rank() != input.rank())
+    return op->emitError("input, weight and result need the same rank >= 3");
   int64_t batch = input.shape[0], channels = input.shape[1];
   int64_t filters = weight.shape[0], group = conv.getGroup();
-  if (weight.rank() != input.rank() || result.rank() != input.rank() ||
-      group <= 0 || filters % group != 0 ||
+  if (group <= 0 || filters % group != 0 ||
       weight.shape[1] * group != channels || result.shape[0] != batch ||
       result.shape[1] != filters || (bias && bias->numElements() != filters))
     return op->emitError("operand shapes do not match the result");
-  Window w{SmallVector<int64_t>(ArrayRef<int64_t>(input.shape).drop_front(2)),
-           SmallVector<int64_t>(ArrayRef<int64_t>(result.shape).drop_front(2)),
-           SmallVector<int64_t>(ArrayRef<int64_t>(weight.shape).drop_front(2)),
-           conv.getStrides(), conv.getPads(), conv.getDilations()};
+  Window w =
+      makeWindow(input, result, ArrayRef<int64_t>(weight.shape).drop_front(2),
+                 conv.getStrides(), conv.getPads(), conv.getDilations());
   if (failed(checkWindow(op, w, /*ceilMode=*/false)))
     return failure();
   int64_t inputSize = product(w.inputSpatial);
@@ -361,15 +377,16 @@ LogicalResult convKernel(Operation *op, ArrayRef<Tensor> in,
   int64_t filtersPerGroup = filters / group;
 
   SmallVector<int64_t> position(w.rank(), 0);
-  for (int64_t p = 0; p < outputSize; ++p, nextIndex(position, w.outputSpatial)) {
+  for (int64_t p = 0; p < outputSize;
+       ++p, nextIndex(position, w.outputSpatial)) {
     Taps taps = windowTaps(w, position);
     for (int64_t n = 0; n < batch; ++n) {
       for (int64_t f = 0; f < filters; ++f) {
         int64_t g = f / filtersPerGroup;
         double acc = 0.0;
         for (int64_t c = 0; c < channelsPerGroup; ++c) {
-          int64_t inputBase = (n * channels + g * channelsPerGroup + c) *
-                              inputSize;
+          int64_t inputBase =
+              (n * channels + g * channelsPerGroup + c) * inputSize;
           int64_t weightBase = (f * channelsPerGroup + c) * kernelSize;
           for (size_t t = 0; t < taps.input.size(); ++t)
             acc += input.f[inputBase + taps.input[t]] *
@@ -397,10 +414,8 @@ LogicalResult poolKernel(Operation *op, ArrayRef<Tensor> in,
   if (result.rank() != input.rank() || input.rank() < 3 ||
       result.shape[0] != input.shape[0] || result.shape[1] != input.shape[1])
     return op->emitError("operand shape does not match the result");
-  Window w{SmallVector<int64_t>(ArrayRef<int64_t>(input.shape).drop_front(2)),
-           SmallVector<int64_t>(ArrayRef<int64_t>(result.shape).drop_front(2)),
-           SmallVector<int64_t>(pool.getKernel()), pool.getStrides(),
-           pool.getPads(), pool.getDilations()};
+  Window w = makeWindow(input, result, pool.getKernel(), pool.getStrides(),
+                        pool.getPads(), pool.getDilations());
   if (failed(checkWindow(op, w, pool.getCeilMode())))
     return failure();
   int64_t planes = input.shape[0] * input.shape[1];
@@ -408,7 +423,8 @@ LogicalResult poolKernel(Operation *op, ArrayRef<Tensor> in,
   int64_t outputSize = product(w.outputSpatial);
 
   SmallVector<int64_t> position(w.rank(), 0);
-  for (int64_t p = 0; p < outputSize; ++p, nextIndex(position, w.outputSpatial)) {
+  for (int64_t p = 0; p < outputSize;
+       ++p, nextIndex(position, w.outputSpatial)) {
     Taps taps = windowTaps(w, position);
     for (int64_t plane = 0; plane < planes; ++plane) {
       const double *x = input.f.data() + plane * inputSize;
@@ -457,7 +473,8 @@ LogicalResult checkChannels(Operation *op, const Tensor &x,
 
 LogicalResult batchNormInferenceKernel(Operation *op, ArrayRef<Tensor> in,
                                        SmallVectorImpl<Tensor> &out) {
-  double epsilon = cast<BatchNormInferenceOp>(op).getEpsilon().convertToDouble();
+  double epsilon =
+      cast<BatchNormInferenceOp>(op).getEpsilon().convertToDouble();
   const Tensor &x = in[0], &scale = in[1], &bias = in[2], &mean = in[3],
                &var = in[4];
   if (failed(checkChannels(op, x, in.drop_front())))
@@ -470,9 +487,8 @@ LogicalResult batchNormInferenceKernel(Operation *op, ArrayRef<Tensor> in,
       double invStd = 1.0 / std::sqrt(var.f[c] + epsilon);
       int64_t base = (n * channels + c) * inner;
       for (int64_t j = 0; j < inner; ++j)
-        result.set(base + j,
-                   scale.f[c] * (x.f[base + j] - mean.f[c]) * invStd +
-                       bias.f[c]);
+        result.set(base + j, scale.f[c] * (x.f[base + j] - mean.f[c]) * invStd +
+                                 bias.f[c]);
     }
   }
   out.push_back(std::move(result));
@@ -488,8 +504,8 @@ LogicalResult batchNormTraining(Operation *op, ArrayRef<Tensor> in,
   auto bn = cast<BatchNormTrainingOp>(op);
   double epsilon = bn.getEpsilon().convertToDouble();
   double momentum = bn.getMomentum().convertToDouble();
-  const Tensor &x = in[0], &scale = in[1], &bias = in[2],
-               &runningMean = in[3], &runningVar = in[4];
+  const Tensor &x = in[0], &scale = in[1], &bias = in[2], &runningMean = in[3],
+               &runningVar = in[4];
   if (failed(checkChannels(op, x, in.drop_front())))
     return failure();
   int64_t batch = x.shape[0], channels = x.shape[1];
@@ -516,9 +532,9 @@ LogicalResult batchNormTraining(Operation *op, ArrayRef<Tensor> in,
       }
     }
     double biasedVar = squares / static_cast<double>(count);
-    double runningVarSample =
-        unbiasedRunningVar ? squares / static_cast<double>(count - 1)
-                           : biasedVar;
+    double runningVarSample = unbiasedRunningVar
+                                  ? squares / static_cast<double>(count - 1)
+                                  : biasedVar;
     double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
     for (int64_t n = 0; n < batch; ++n) {
       int64_t base = (n * channels + c) * inner;
@@ -655,14 +671,15 @@ void mlir::dtg::interp::registerNNKernels(KernelRegistry &registry) {
       });
   registry.add<AvgPoolOp>(
       [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
-        return poolKernel<AvgPoolOp>(
-            op, in, out, /*isMax=*/false,
-            cast<AvgPoolOp>(op).getCountIncludePad());
+        return poolKernel<AvgPoolOp>(op, in, out, /*isMax=*/false,
+                                     cast<AvgPoolOp>(op).getCountIncludePad());
       });
   registry.add<BatchNormInferenceOp>(batchNormInferenceKernel);
   registry.add<BatchNormTrainingOp>(
       [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
-        return batchNormTraining(op, in, out, /*unbiasedRunningVar=*/true);
+        return batchNormTraining(
+            op, in, out,
+            cast<BatchNormTrainingOp>(op).getUnbiasedRunningVar());
       });
   registry.add<LayerNormOp>(layerNormKernel);
   registry.add<SoftmaxOp>(

@@ -32,9 +32,8 @@ mlir::dtg::interp::philox4x32_10(std::array<uint32_t, 4> counter,
   return c;
 }
 
-std::array<uint32_t, 2> mlir::dtg::interp::dropoutOpKey(int64_t seed,
-                                                        int64_t step,
-                                                        int64_t stream) {
+std::array<uint32_t, 2>
+mlir::dtg::interp::dropoutOpKey(int64_t seed, int64_t step, int64_t stream) {
   uint64_t s = static_cast<uint64_t>(seed), t = static_cast<uint64_t>(step),
            r = static_cast<uint64_t>(stream);
   std::array<uint32_t, 4> block =

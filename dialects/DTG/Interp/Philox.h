@@ -1,4 +1,4 @@
-//===- Philox.h - counter-based random numbers for dropout ----------*- C++ -*-===//
+//===- Philox.h - counter-based random numbers for dropout ------*- C++ -*-===//
 //
 // Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
 // 3", SC'11; the Random123 reference) and the exact construction of dtg
