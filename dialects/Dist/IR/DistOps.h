@@ -1,4 +1,5 @@
-//===- DistOps.h - dist dialect, attributes and ops -----------------*- C++ -*-===//
+//===- DistOps.h - dist ops and the mesh lookup ---------------*- C++ -*-===//
+//-*-===//
 
 #ifndef DTC_DIALECTS_DIST_IR_DISTOPS_H
 #define DTC_DIALECTS_DIST_IR_DISTOPS_H
@@ -8,10 +9,26 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "dialects/Dist/IR/DistDialect.h.inc"
+#include "dialects/Dist/IR/DistAttrs.h"
 
 #define GET_OP_CLASSES
 #include "dialects/Dist/IR/DistOps.h.inc"
+
+namespace mlir {
+namespace dist {
+
+/// Resolves `meshRef` from `from` to the `dist.mesh` it names and returns its
+/// mesh; emits an error at `from` (and returns failure) when it names none.
+/// `symbolTables` caches the lookups of a verifier pass; without it the
+/// symbol table is searched afresh.
+FailureOr<MeshAttr> lookupMesh(Operation *from, FlatSymbolRefAttr meshRef,
+                               SymbolTableCollection *symbolTables = nullptr);
+
+} // namespace dist
+} // namespace mlir
 
 #endif // DTC_DIALECTS_DIST_IR_DISTOPS_H
