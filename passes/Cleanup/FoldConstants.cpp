@@ -30,7 +30,9 @@ struct FoldConstantsPass
         candidates.push_back(op);
     });
     for (Operation *op : candidates) {
-      if (isa<dtg::DropoutOp>(op))
+      // Dropout's mask belongs to the step; an op without a kernel cannot
+      // be evaluated (the interpreter reports that when it runs the op).
+      if (isa<dtg::DropoutOp>(op) || !dtg::interp::getKernelRegistry().lookup(op))
         continue;
       SmallVector<dtg::interp::Tensor> operands;
       bool allConstant = true;

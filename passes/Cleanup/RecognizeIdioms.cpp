@@ -9,7 +9,8 @@
 //                 (also x * 0.70710678 for the division);
 //   GELU, tanh:   y = 0.5 * (x * (1 + tanh(0.7978846 * (x + 0.044715 * x^3))))
 //                 with x^3 as x * (x * x), (x * x) * x or pow(x, 3);
-//   LayerNorm:    d = x - reduce_mean(x, axes); v = reduce_mean(pow(d, 2), axes)
+//   LayerNorm:    d = x - reduce_mean(x, axes)
+//                 v = reduce_mean(pow(d, 2), axes)
 //                 y = d / sqrt(v + eps) * gamma + beta
 //                 (axes the trailing dimensions from `axis` on, kept).
 //
@@ -92,8 +93,7 @@ static bool isConstantNear(Value value, double expected) {
 
 /// The op of type `OpTy` defining `value` when `value` has no other user (an
 /// intermediate of an idiom).
-template <typename OpTy>
-static OpTy getSingleUseOp(Value value) {
+template <typename OpTy> static OpTy getSingleUseOp(Value value) {
   if (!value.hasOneUse())
     return nullptr;
   return value.getDefiningOp<OpTy>();
@@ -264,7 +264,8 @@ static bool matchNormalization(dtg::DivOp div, LayerNormMatch &match) {
   auto mean = getSingleUseOp<dtg::ReduceMeanOp>(sub.getRhs());
   if (!mean || mean.getOperand() != x || !mean.getKeepdims())
     return false;
-  std::optional<int64_t> axis = getTrailingAxis(mean.getAxes(), xType.getRank());
+  std::optional<int64_t> axis =
+      getTrailingAxis(mean.getAxes(), xType.getRank());
   if (!axis)
     return false;
   // sqrt(reduce_mean(pow(d, 2)) + eps)
@@ -374,8 +375,7 @@ namespace {
 /// Replaces a decomposed LayerNorm ending at an op of type `OpTy` with
 /// dtg.layer_norm, unless the chain goes on into a mul by gamma or an add of
 /// beta, which then replaces the longer chain.
-template <typename OpTy>
-struct RecognizeLayerNorm : OpRewritePattern<OpTy> {
+template <typename OpTy> struct RecognizeLayerNorm : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy root,
@@ -390,9 +390,9 @@ struct RecognizeLayerNorm : OpRewritePattern<OpTy> {
     Value scale = match->scale;
     auto inputType = cast<RankedTensorType>(match->input.getType());
     if (!scale) {
-      auto onesType = RankedTensorType::get(
-          inputType.getShape().drop_front(match->axis),
-          inputType.getElementType());
+      auto onesType =
+          RankedTensorType::get(inputType.getShape().drop_front(match->axis),
+                                inputType.getElementType());
       scale = rewriter.create<dtg::ConstantOp>(
           root.getLoc(), DenseElementsAttr::get(
                              onesType, rewriter.getFloatAttr(
@@ -415,10 +415,12 @@ struct RecognizeIdiomsPass
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<RecognizeGelu, RecognizeLayerNorm<dtg::AddOp>,
-                 RecognizeLayerNorm<dtg::MulOp>, RecognizeLayerNorm<dtg::DivOp>>(
-        context);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    patterns
+        .add<RecognizeGelu, RecognizeLayerNorm<dtg::AddOp>,
+             RecognizeLayerNorm<dtg::MulOp>, RecognizeLayerNorm<dtg::DivOp>>(
+            context);
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

@@ -112,7 +112,6 @@ def DTG_IsNanOp : DTG_Op<"is_nan", [Elementwise]> {
   let arguments = (ins DTG_FloatTensor:$operand);
   let results = (outs DTG_BoolTensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
-  let hasVerifier = 1;
 }
 
 def DTG_IsInfOp : DTG_Op<"is_inf", [Elementwise]> {
@@ -126,7 +125,6 @@ def DTG_IsInfOp : DTG_Op<"is_inf", [Elementwise]> {
                        BoolAttr:$detect_positive);
   let results = (outs DTG_BoolTensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -200,12 +198,11 @@ def DTG_CastOp : DTG_Op<"cast", [Elementwise]> {
     ```
 
     Constraints:
-    - operand and result have the same shape.
+    - operand and result have the same shape (the Elementwise trait).
   }];
   let arguments = (ins DTG_Tensor:$operand);
   let results = (outs DTG_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
-  let hasVerifier = 1;
   let hasFolder = 1;
 }
 

@@ -7,6 +7,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::dtg;
@@ -36,31 +37,10 @@ static LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-LogicalResult IsNanOp::verify() {
-  if (getOperand().getType().getShape() != getResult().getType().getShape())
-    return emitOpError("result shape differs from the operand's");
-  return success();
-}
-
-LogicalResult IsInfOp::verify() {
-  if (getOperand().getType().getShape() != getResult().getType().getShape())
-    return emitOpError("result shape differs from the operand's");
-  return success();
-}
-
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &inferred) {
   return inferBroadcastResult(loc, adaptor.getOperands(), Type(), inferred);
-}
-
-LogicalResult CastOp::verify() {
-  if (getOperand().getType().getShape() != getResult().getType().getShape())
-    return emitOpError("result shape ")
-           << shapeText(getResult().getType().getShape())
-           << " differs from the operand's "
-           << shapeText(getOperand().getType().getShape());
-  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -146,11 +126,17 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-/// Number of indices start, start+step, ... strictly before limit.
-static int64_t sliceCount(int64_t start, int64_t limit, int64_t step) {
-  if (step > 0)
-    return limit > start ? (limit - start + step - 1) / step : 0;
-  return start > limit ? (start - limit - step - 1) / -step : 0;
+/// Number of indices start, start+step, ... strictly before limit. Computed
+/// unsigned, where the distances (below 2^64) are exact for any attributes.
+static uint64_t sliceCount(int64_t start, int64_t limit, int64_t step) {
+  if (step > 0) {
+    if (limit <= start)
+      return 0;
+    return (uint64_t(limit) - uint64_t(start) - 1) / uint64_t(step) + 1;
+  }
+  if (start <= limit)
+    return 0;
+  return (uint64_t(start) - uint64_t(limit) - 1) / (0 - uint64_t(step)) + 1;
 }
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
@@ -171,15 +157,18 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   for (int64_t d = 0; d < rank; ++d) {
     if (steps[d] == 0)
       return emitOptionalError(loc, "step of dimension " + Twine(d) + " is 0");
-    int64_t count = sliceCount(starts[d], limits[d], steps[d]);
+    uint64_t count = sliceCount(starts[d], limits[d], steps[d]);
     if (count > 0) {
-      int64_t last = starts[d] + (count - 1) * steps[d];
+      // Exact: the last index lies between start and limit.
+      int64_t last = static_cast<int64_t>(uint64_t(starts[d]) +
+                                          (count - 1) * uint64_t(steps[d]));
       if (starts[d] < 0 || starts[d] >= type.getDimSize(d) || last < 0 ||
           last >= type.getDimSize(d))
         return emitOptionalError(loc, "slice of dimension " + Twine(d) +
                                           " leaves the operand");
     }
-    shape.push_back(count);
+    // In range: count <= the dimension's size.
+    shape.push_back(static_cast<int64_t>(count));
   }
   inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
   return success();
@@ -255,7 +244,10 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *,
   for (auto [d, r] : llvm::zip(type.getShape(), repeats)) {
     if (r < 0)
       return emitOptionalError(loc, "repeats must be non-negative");
-    shape.push_back(d * r);
+    int64_t size;
+    if (llvm::MulOverflow(d, r, size))
+      return emitOptionalError(loc, "repeats overflow the result's size");
+    shape.push_back(size);
   }
   inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
   return success();
@@ -275,7 +267,11 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "unknown pad mode '" + mode + "'");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < type.getRank(); ++d) {
-    int64_t size = type.getDimSize(d) + low[d] + high[d];
+    int64_t size;
+    if (llvm::AddOverflow(type.getDimSize(d), low[d], size) ||
+        llvm::AddOverflow(size, high[d], size))
+      return emitOptionalError(loc, "padding of dimension " + Twine(d) +
+                                        " overflows its size");
     if (size < 0)
       return emitOptionalError(loc, "padding makes dimension " + Twine(d) +
                                         " negative");

@@ -3,6 +3,7 @@
 #include "dialects/DTG/IR/DTGShapeInference.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -100,14 +101,20 @@ LogicalResult dtg::inferReduceResult(std::optional<Location> loc, Value operand,
 int64_t dtg::windowOutputSize(int64_t size, int64_t kernel, int64_t stride,
                               int64_t dilation, int64_t padBegin,
                               int64_t padEnd, bool ceilMode) {
-  int64_t effective = dilation * (kernel - 1) + 1;
-  int64_t span = size + padBegin + padEnd - effective;
-  if (span < 0)
+  // Attributes come from the input: no step below may overflow.
+  int64_t effective, leading, padded, span;
+  if (llvm::MulOverflow(dilation, kernel - 1, effective) ||
+      llvm::AddOverflow(effective, int64_t(1), effective) ||
+      llvm::AddOverflow(size, padBegin, leading) ||
+      llvm::AddOverflow(leading, padEnd, padded) ||
+      llvm::SubOverflow(padded, effective, span) || span < 0 || stride <= 0)
     return 0;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  int64_t out = span / stride + (ceilMode && span % stride != 0 ? 1 : 0) + 1;
   // As PyTorch and ONNX do: the last window must start inside the input or
   // the leading padding.
-  if (ceilMode && out > 1 && (out - 1) * stride >= size + padBegin)
+  int64_t lastStart;
+  if (ceilMode && out > 1 &&
+      (llvm::MulOverflow(out - 1, stride, lastStart) || lastStart >= leading))
     --out;
   return out;
 }

@@ -43,7 +43,8 @@ LogicalResult inferReduceResult(std::optional<Location> loc, Value operand,
 
 /// Output spatial size of a window of `kernel` with `stride`, `dilation` and
 /// padding `padBegin`/`padEnd` over `size` input elements (PyTorch's rule for
-/// `ceilMode`: the last window starts inside the input or leading padding).
+/// `ceilMode`: the last window starts inside the input or leading padding);
+/// 0 when no window fits or the sizes overflow int64_t.
 int64_t windowOutputSize(int64_t size, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);
