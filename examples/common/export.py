@@ -1,0 +1,222 @@
+"""Exports an example model to ONNX and writes PyTorch's reference outputs.
+
+Each example's make_example.py describes its model with an `Example` and hands
+it to `main`, which parses the shared command line:
+
+  --out DIR         where model.onnx and the .npy files go (created)
+  --opset N         ONNX opset (13, 14 or 17 are the ones dtc is tested at)
+  --training        export in TrainingMode.TRAINING (BatchNormalization takes
+                    batch statistics, Dropout nodes stay in the graph)
+  --static          export without dynamic axes (the batch size is baked in)
+  --batch N         the batch size of the export and of its reference data
+  --ref-batch N     also write inputs and PyTorch's outputs for batch size N
+                    into DIR/batchN/ (repeatable), from the same weights
+  --all-variants    write every variant the tests use into
+                    DIR/opsetN-{eval,training}-{dynamic,static}/ (one Python
+                    start instead of twelve; --ref-batch applies to the
+                    dynamic ones)
+  --print-ops       print the Counter of the export's node op types
+
+DIR/ receives model.onnx, one NAME.npy per graph input (the data) and one
+NAME.npy per graph output (PyTorch's result for that data), NAME being the
+ONNX input or output name. Everything is deterministic: the weights depend only
+on --seed, the data on --seed and the batch size.
+"""
+
+import argparse
+import collections
+import copy
+import os
+import sys
+import warnings
+
+import numpy as np
+import onnx
+import onnx.checker
+import onnx.numpy_helper
+import onnx.shape_inference
+import torch
+
+#: The opsets --all-variants exports at.
+ALL_OPSETS = (13, 14, 17)
+
+
+class Example:
+    """What `main` needs to know about one example model.
+
+    build_model(): returns the nn.Module; it is called once, after seeding.
+    make_inputs(batch, generator): returns a list of input tensors, in the
+      order of input_names and of the module's forward arguments.
+    input_names, output_names: the ONNX names; forward returns one tensor per
+      output name. Outputs of rank 0 (the loss) have no batch axis.
+    default_batch: the batch size of the export unless --batch says otherwise.
+    """
+
+    def __init__(self, name, build_model, make_inputs, input_names,
+                 output_names, default_batch):
+        self.name = name
+        self.build_model = build_model
+        self.make_inputs = make_inputs
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+        self.default_batch = default_batch
+
+
+def _parse_args(example, argv):
+    parser = argparse.ArgumentParser(
+        description="Exports the %s example to ONNX with PyTorch's reference "
+        "outputs." % example.name)
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--opset", type=int, default=17,
+                        choices=range(13, 18), metavar="{13..17}",
+                        help="ONNX opset version (default 17)")
+    parser.add_argument("--training", action="store_true",
+                        help="export in TrainingMode.TRAINING")
+    parser.add_argument("--static", action="store_true",
+                        help="export without dynamic batch axes")
+    parser.add_argument("--batch", type=int, default=example.default_batch,
+                        help="batch size of the export (default %d)" %
+                        example.default_batch)
+    parser.add_argument("--ref-batch", type=int, action="append", default=[],
+                        metavar="N",
+                        help="also write references for batch size N into "
+                        "OUT/batchN/ (repeatable)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the weights and data (default 0)")
+    parser.add_argument("--all-variants", action="store_true",
+                        help="write every tested variant (opsets %s, eval "
+                        "and training, dynamic and static) into "
+                        "OUT/opsetN-{eval,training}-{dynamic,static}/, "
+                        "ignoring --opset, --training and --static" %
+                        ", ".join(map(str, ALL_OPSETS)))
+    parser.add_argument("--print-ops", action="store_true",
+                        help="print a Counter of the export's node op types")
+    args = parser.parse_args(argv)
+    for batch in [args.batch] + args.ref_batch:
+        if batch < 1:
+            parser.error("batch sizes must be positive, got %d" % batch)
+    if args.static and args.ref_batch and not args.all_variants:
+        parser.error("--ref-batch needs a dynamic export (drop --static)")
+    return args
+
+
+def _make_data(example, batch, seed):
+    """The inputs for one batch size: a fixed stream per (seed, batch)."""
+    generator = torch.Generator().manual_seed(1000003 * (seed + 1) + batch)
+    return example.make_inputs(batch, generator)
+
+
+def _write_npys(directory, names, tensors):
+    os.makedirs(directory, exist_ok=True)
+    for name, tensor in zip(names, tensors):
+        np.save(os.path.join(directory, name + ".npy"),
+                tensor.detach().numpy(), allow_pickle=False)
+
+
+def _reference(model, training, inputs):
+    """PyTorch's outputs on a private copy (training-mode BatchNorm updates its
+    running statistics; the export must see the untouched weights)."""
+    ref = copy.deepcopy(model)
+    ref.train(training)
+    with torch.no_grad():
+        outputs = ref(*inputs)
+    if not isinstance(outputs, (tuple, list)):
+        outputs = (outputs,)
+    return outputs
+
+
+def _check_export(path, state, buffers):
+    """Loads the export back, makes sure its initializers hold the weights the
+    references were computed with, and runs ONNX's checker and shape inference.
+
+    Tracing in training mode runs the forward once, and training-mode
+    BatchNorm updates its running statistics as it does so: buffers that moved
+    are put back to their values before the export, so that the file holds the
+    model's initial state. A parameter that differs is an error.
+    """
+    model = onnx.load(path)
+    restored = False
+    for init in model.graph.initializer:
+        if init.name not in state:
+            continue
+        want = state[init.name].numpy()
+        if np.array_equal(onnx.numpy_helper.to_array(init), want):
+            continue
+        if init.name not in buffers:
+            sys.exit("error: initializer %s differs from the model's weights"
+                     % init.name)
+        init.CopyFrom(onnx.numpy_helper.from_array(want, init.name))
+        restored = True
+    if restored:
+        onnx.save(model, path)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    return model
+
+
+def _variant_name(opset, training, static):
+    return "opset%d-%s-%s" % (opset, "training" if training else "eval",
+                              "static" if static else "dynamic")
+
+
+def _export_variant(example, model, state, args, out, opset, training,
+                    static):
+    """Writes one export and its references into `out`."""
+    os.makedirs(out, exist_ok=True)
+    inputs = _make_data(example, args.batch, args.seed)
+    outputs = _reference(model, training, inputs)
+    _write_npys(out, example.input_names, inputs)
+    _write_npys(out, example.output_names, outputs)
+    if not static:
+        for batch in args.ref_batch:
+            directory = os.path.join(out, "batch%d" % batch)
+            ref_inputs = _make_data(example, batch, args.seed)
+            _write_npys(directory, example.input_names, ref_inputs)
+            _write_npys(directory, example.output_names,
+                        _reference(model, training, ref_inputs))
+
+    dynamic_axes = None
+    if not static:
+        dynamic_axes = {name: {0: "batch"} for name in example.input_names}
+        for name, output in zip(example.output_names, outputs):
+            if output.dim() > 0:
+                dynamic_axes[name] = {0: "batch"}
+    path = os.path.join(out, "model.onnx")
+    mode = (torch.onnx.TrainingMode.TRAINING if training
+            else torch.onnx.TrainingMode.EVAL)
+    with warnings.catch_warnings():
+        # The tracer warns about Python ints taken from tensor sizes; they are
+        # exported as Shape/Gather chains, which is what the importer expects.
+        warnings.simplefilter("ignore")
+        torch.onnx.export(copy.deepcopy(model), tuple(inputs), path,
+                          input_names=example.input_names,
+                          output_names=example.output_names,
+                          opset_version=opset, training=mode,
+                          do_constant_folding=False,
+                          dynamic_axes=dynamic_axes)
+    buffers = {name for name, _ in model.named_buffers()}
+    exported = _check_export(path, state, buffers)
+    if args.print_ops:
+        counter = collections.Counter(n.op_type for n in exported.graph.node)
+        print("%s %s: %s" % (example.name,
+                             _variant_name(opset, training, static),
+                             dict(sorted(counter.items()))))
+
+
+def main(example, argv=None):
+    args = _parse_args(example, argv)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)
+    model = example.build_model()
+    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    if not args.all_variants:
+        _export_variant(example, model, state, args, args.out, args.opset,
+                        args.training, args.static)
+        return
+    for opset in ALL_OPSETS:
+        for training in (False, True):
+            for static in (False, True):
+                out = os.path.join(args.out,
+                                   _variant_name(opset, training, static))
+                _export_variant(example, model, state, args, out, opset,
+                                training, static)
