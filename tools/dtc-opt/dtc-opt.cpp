@@ -8,6 +8,7 @@
 #include "dialects/Dist/IR/DistOps.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "passes/Cleanup/Passes.h"
+#include "passes/Training/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::dtc::registerCleanupPasses();
+  mlir::dtc::registerTrainingPasses();
   mlir::dtc::registerPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "dtc pass driver\n", registry));
