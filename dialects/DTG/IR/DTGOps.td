@@ -8,5 +8,7 @@ include "dialects/DTG/IR/DTGElementwise.td"
 include "dialects/DTG/IR/DTGShape.td"
 include "dialects/DTG/IR/DTGNN.td"
 include "dialects/DTG/IR/DTGReduction.td"
+include "dialects/DTG/IR/DTGGradShape.td"
+include "dialects/DTG/IR/DTGGradNN.td"
 
 #endif // DTC_DIALECTS_DTG_IR_DTGOPS_TD
