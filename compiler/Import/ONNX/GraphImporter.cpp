@@ -34,22 +34,15 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
 
 LogicalResult GraphImporter::collectInitializers() {
   for (const onnx::TensorProto &proto : model.graph().initializer()) {
-    if (proto.name().empty())
-      return emitError(fileLoc, "an initializer has no name");
+    // ModelValidator has checked names, types and dims.
     SmallVector<int64_t> shape;
     Type type;
     TensorOrError check = readTensorProtoType(context, proto, shape, type);
-    if (!check.error.empty()) {
-      if (check.unsupportedType)
-        failureKind = ImportFailure::Unsupported;
+    if (!check.error.empty())
       return emitError(fileLoc, "initializer ") << check.error;
-    }
-    auto [it, inserted] = initializers.try_emplace(
+    initializers.try_emplace(
         proto.name(),
         Initializer{&proto, RankedTensorType::get(shape, type), {}, "", false});
-    if (!inserted)
-      return emitError(fileLoc, "initializer '")
-             << proto.name() << "' is defined twice";
   }
   // Running statistics of BatchNormalization are model state.
   for (const onnx::NodeProto &node : model.graph().node())
@@ -57,14 +50,6 @@ LogicalResult GraphImporter::collectInitializers() {
       for (int i = 3; i < 5 && i < node.input_size(); ++i)
         stateNames.insert(node.input(i));
   return success();
-}
-
-/// Formats a shape as DIMxDIM.
-static std::string dimsText(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "x" : "") + std::to_string(d);
-  return s.empty() ? "scalar" : s;
 }
 
 LogicalResult GraphImporter::collectInputs() {
@@ -121,12 +106,13 @@ LogicalResult GraphImporter::collectInputs() {
                        tensorType.shape().dim_size()) {
           shape.push_back(bindable->second.shape[axis]);
         } else {
-          std::string symbol = dim.has_dim_param() && !dim.dim_param().empty()
-                                   ? "'" + dim.dim_param() + "'"
-                                   : "(unknown)";
+          std::string what = dim.has_dim_param() && !dim.dim_param().empty()
+                                 ? "symbolic dimension '" + dim.dim_param() +
+                                       "'"
+                                 : "an unknown dimension";
           auto diag = emitError(fileLoc, "input '")
-                      << name << "' has symbolic dimension " << symbol
-                      << " at axis " << axis << ": bind it with ";
+                      << name << "' has " << what << " at axis " << axis
+                      << ": bind it with ";
           if (axis == 0)
             diag << "--batch N or ";
           diag << "--input-shape " << name << "=DIMxDIM";
@@ -137,9 +123,9 @@ LogicalResult GraphImporter::collectInputs() {
     for (int64_t d : shape)
       if (d < 0)
         return emitError(fileLoc, "input '") << name << "' has a negative size";
-    if (dtg::numElements(shape) > kMaxTensorElements)
+    if (exceedsElementLimit(shape))
       return emitError(fileLoc, "input '")
-             << name << "' of shape " << dimsText(shape)
+             << name << "' of shape " << shapeText(shape)
              << " has more than 2^31 elements";
     input.type = RankedTensorType::get(shape, elementType);
     if (input.exportedBatch)

@@ -317,7 +317,7 @@ void mlir::dtc::onnx_import::registerElementwiseHandlers(
   registry.add("IsNaN", 13, importIsNaN);
   registry.add("IsInf", 10, importIsInf);
 
-  registry.add("LeakyRelu", 16, [](NodeImporter &n) {
+  registry.add("LeakyRelu", 6, [](NodeImporter &n) {
     return importActivation<dtg::LeakyReluOp>(n, {{"alpha", 0.01}});
   });
   registry.add("Elu", 6, [](NodeImporter &n) {
@@ -340,7 +340,7 @@ void mlir::dtc::onnx_import::registerElementwiseHandlers(
   });
   registry.add("HardSwish", 14, importHardSwish);
   registry.add("Mish", 1, importMish);
-  registry.add("PRelu", 16, importPRelu);
+  registry.add("PRelu", 9, importPRelu);
   registry.add("Clip", 13, importClip);
 
   registry.add("Add", 14, importBinary<dtg::AddOp>);

@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <onnx/defs/schema.h>
 #include <onnx/version_converter/convert.h>
 
 #include <deque>
@@ -28,6 +29,27 @@ using namespace mlir::dtc::onnx_import;
 static constexpr int64_t kMinOpset = 13;
 static constexpr int64_t kMaxOpset = 17;
 
+/// The part of a libonnx exception message that says what went wrong: its
+/// first line, without the "FILE:LINE: FUNCTION: Assertion `...` failed: "
+/// prefixes of ONNX_ASSERT.
+static StringRef libonnxReason(StringRef message) {
+  message = message.split('\n').first.trim();
+  constexpr StringLiteral kFailed = "failed: ";
+  size_t failed = message.rfind(kFailed);
+  if (failed != StringRef::npos)
+    message = message.drop_front(failed + kFailed.size());
+  // "./onnx/common/ir.h:259: find: required undefined attribute 'value'"
+  SmallVector<StringRef, 3> parts;
+  message.split(parts, ": ", /*MaxSplit=*/2);
+  if (parts.size() == 3) {
+    auto [file, line] = parts[0].rsplit(':');
+    unsigned lineNumber;
+    if (!file.empty() && !line.getAsInteger(10, lineNumber))
+      message = parts[2];
+  }
+  return message.empty() ? StringRef("unknown error") : message;
+}
+
 namespace {
 /// Checks a parsed model and sorts its nodes topologically, in place.
 class ModelValidator {
@@ -38,6 +60,10 @@ public:
 
   LogicalResult checkHeader(int64_t &opset);
   LogicalResult checkGraph();
+  /// Checks what ONNX's version converter assumes of a model at `opset`
+  /// (and crashes on otherwise): nodes that match their schemas, and, below
+  /// IR version 4, initializers listed among the graph inputs.
+  LogicalResult checkForConverter(int64_t opset);
 
 private:
   LogicalResult unsupported(const Twine &message) {
@@ -67,6 +93,9 @@ LogicalResult ModelValidator::checkHeader(int64_t &opset) {
       return invalid("the model imports no opset of the default ONNX domain");
     opset = 1; // IR < 3 had no opset_import; ONNX treats it as opset 1.
   }
+  if (opset < 1)
+    return invalid("the model imports opset " + Twine(opset) +
+                   " of the default ONNX domain, which does not exist");
   if (opset > kMaxOpset)
     return unsupported("opset " + Twine(opset) +
                        " is not supported (dtc imports opsets up to " +
@@ -78,8 +107,21 @@ LogicalResult ModelValidator::checkHeader(int64_t &opset) {
 LogicalResult ModelValidator::checkGraph() {
   onnx::GraphProto &graph = *model.mutable_graph();
   llvm::StringSet<> defined;
-  for (const auto &init : graph.initializer())
-    defined.insert(init.name());
+  for (const auto &init : graph.initializer()) {
+    if (init.name().empty())
+      return invalid("an initializer has no name");
+    SmallVector<int64_t> shape;
+    Type type;
+    TensorOrError check =
+        readTensorProtoType(loc.getContext(), init, shape, type);
+    if (!check.error.empty()) {
+      if (check.unsupportedType)
+        return unsupported("initializer " + check.error);
+      return invalid("initializer " + check.error);
+    }
+    if (!defined.insert(init.name()).second)
+      return invalid("initializer '" + init.name() + "' is defined twice");
+  }
   for (const auto &init : graph.sparse_initializer())
     return unsupported("sparse initializer '" + init.values().name() +
                        "' is not supported");
@@ -156,6 +198,55 @@ LogicalResult ModelValidator::checkGraph() {
   return success();
 }
 
+LogicalResult ModelValidator::checkForConverter(int64_t opset) {
+  const onnx::GraphProto &graph = model.graph();
+  if (model.ir_version() < 4) {
+    llvm::StringSet<> inputs;
+    for (const auto &input : graph.input())
+      inputs.insert(input.name());
+    for (const auto &init : graph.initializer())
+      if (!inputs.contains(init.name()))
+        return invalid("initializer '" + init.name() +
+                       "' is not a graph input, which IR version " +
+                       Twine(model.ir_version()) + " requires");
+  }
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    std::string name = node.name().empty()
+                           ? node.op_type() + "#" + std::to_string(index)
+                           : node.name();
+    Location nodeLoc =
+        NameLoc::get(StringAttr::get(loc.getContext(), name), loc);
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      failureKind = ImportFailure::Unsupported;
+      return emitError(nodeLoc, "op '")
+             << node.op_type() << "' of domain '" << node.domain()
+             << "' is not supported";
+    }
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+    if (!schema) {
+      failureKind = ImportFailure::Unsupported;
+      return emitError(nodeLoc, "op '")
+             << node.op_type() << "' is not in ONNX opset " << opset;
+    }
+    std::optional<std::string> error;
+    try {
+      schema->Verify(node);
+    } catch (const std::exception &e) {
+      error = e.what();
+    } catch (...) {
+      error = "unknown error";
+    }
+    if (error) {
+      failureKind = ImportFailure::Invalid;
+      return emitError(nodeLoc, node.op_type())
+             << " does not match its opset-" << opset
+             << " schema: " << libonnxReason(*error);
+    }
+  }
+  return success();
+}
+
 void mlir::dtc::loadImportedDialects(MLIRContext *context) {
   context->loadDialect<dtg::DTGDialect, func::FuncDialect>();
 }
@@ -164,6 +255,23 @@ FailureOr<OwningOpRef<ModuleOp>>
 mlir::dtc::importONNXModel(MLIRContext *context, StringRef path,
                            const ImportOptions &options,
                            ImportFailure *failureKind) {
+  if (failureKind)
+    *failureKind = ImportFailure::Invalid;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    loadImportedDialects(context);
+    emitError(FileLineColLoc::get(context, path, 0, 0), "cannot read file: ")
+        << buffer.getError().message();
+    return failure();
+  }
+  return importONNXModelFromBuffer(context, (*buffer)->getBuffer(), path,
+                                   options, failureKind);
+}
+
+FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
+    MLIRContext *context, StringRef buffer, StringRef path,
+    const ImportOptions &options, ImportFailure *failureKind) {
   loadImportedDialects(context);
   ImportFailure kind = ImportFailure::Invalid;
   auto report = [&](ImportFailure k) {
@@ -172,13 +280,7 @@ mlir::dtc::importONNXModel(MLIRContext *context, StringRef path,
     return failure();
   };
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    emitError(fileLoc, "cannot read file: ") << buffer.getError().message();
-    return report(ImportFailure::Invalid);
-  }
-  if ((*buffer)->getBufferSize() >= (size_t(1) << 31)) {
+  if (buffer.size() >= (size_t(1) << 31)) {
     emitError(fileLoc, "file is larger than 2 GiB; store the weights as "
                        "external data");
     return report(ImportFailure::Invalid);
@@ -186,8 +288,8 @@ mlir::dtc::importONNXModel(MLIRContext *context, StringRef path,
   onnx::ModelProto model;
   {
     google::protobuf::io::CodedInputStream stream(
-        reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
-        static_cast<int>((*buffer)->getBufferSize()));
+        reinterpret_cast<const uint8_t *>(buffer.data()),
+        static_cast<int>(buffer.size()));
     stream.SetTotalBytesLimit(INT_MAX);
     stream.SetRecursionLimit(64);
     if (!model.ParseFromCodedStream(&stream) ||
@@ -202,15 +304,19 @@ mlir::dtc::importONNXModel(MLIRContext *context, StringRef path,
   if (failed(validator.checkHeader(opset)) || failed(validator.checkGraph()))
     return report(kind);
   if (opset < kMinOpset) {
+    if (failed(validator.checkForConverter(opset)))
+      return report(kind);
+    std::optional<std::string> error;
     try {
       model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
     } catch (const std::exception &e) {
-      emitError(fileLoc, "cannot upgrade the model from opset ")
-          << opset << " to " << kMinOpset << ": " << e.what();
-      return report(ImportFailure::Unsupported);
+      error = e.what();
     } catch (...) {
+      error = "unknown error";
+    }
+    if (error) {
       emitError(fileLoc, "cannot upgrade the model from opset ")
-          << opset << " to " << kMinOpset;
+          << opset << " to " << kMinOpset << ": " << libonnxReason(*error);
       return report(ImportFailure::Unsupported);
     }
     ModelValidator upgraded(model, fileLoc, kind);

@@ -49,6 +49,11 @@ FailureOr<Tensor> NodeImporter::constantInput(unsigned i) {
     return fail("input #" + Twine(i) + " is missing");
   std::optional<Tensor> value = graph.lookupConstant(node.input(i));
   if (!value) {
+    // An initializer whose data does not read: say why.
+    auto init = graph.initializers.find(node.input(i));
+    if (init != graph.initializers.end() && !init->second.readError.empty() &&
+        !init->second.missing)
+      return emitError(loc, "initializer ") << init->second.readError;
     graph.failureKind = ImportFailure::Unsupported;
     return emitError(loc, node.op_type())
            << ": input #" << i << " ('" << node.input(i)
@@ -112,9 +117,10 @@ FailureOr<Tensor> NodeImporter::getTensorAttr(StringRef name) {
   TensorOrError read = readTensorProto(builder.getContext(), attr->t(),
                                        graph.source);
   if (!read.tensor) {
+    LogicalResult result = fail("attribute '" + name + "': " + read.error);
     if (read.unsupportedType)
-      return unsupported("attribute '" + name + "': " + read.error);
-    return fail("attribute '" + name + "': " + read.error);
+      graph.failureKind = ImportFailure::Unsupported;
+    return result;
   }
   return std::move(*read.tensor);
 }
@@ -156,10 +162,10 @@ NodeImporter::create(StringRef opName, ValueRange operands,
   for (Type type : op->getResultTypes())
     if (auto tensorType = dyn_cast<RankedTensorType>(type))
       if (tensorType.hasStaticShape() &&
-          tensorType.getNumElements() > kMaxTensorElements) {
+          exceedsElementLimit(tensorType.getShape())) {
         op->erase();
-        return fail("result of " + Twine(tensorType.getNumElements()) +
-                    " elements is more than dtc supports (2^31)");
+        return fail("result of shape " + shapeText(tensorType.getShape()) +
+                    " has more than 2^31 elements");
       }
   if (failed(verify(op, /*verifyRecursively=*/false))) {
     op->erase();

@@ -50,6 +50,14 @@ importONNXModel(MLIRContext *context, StringRef path,
                 const ImportOptions &options,
                 ImportFailure *failureKind = nullptr);
 
+/// Imports a serialized ONNX model held in memory, as importONNXModel does
+/// for a file. `path` names the model in locations, and its folder is where
+/// external data is looked up (it need not exist).
+FailureOr<OwningOpRef<ModuleOp>>
+importONNXModelFromBuffer(MLIRContext *context, StringRef buffer,
+                          StringRef path, const ImportOptions &options,
+                          ImportFailure *failureKind = nullptr);
+
 /// Reads a serialized TensorProto file (a backend test's input_0.pb) into
 /// its name and value; nullopt with `error` set on failure, and
 /// `unsupported` set if the element type is one dtc does not hold.

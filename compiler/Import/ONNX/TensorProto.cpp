@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 
 #include "compiler/Import/ONNX/ONNXImporter.h"
+#include "dialects/DTG/IR/DTGShapeInference.h"
 
 #include <cstring>
 #include <set>
@@ -51,6 +52,25 @@ Type mlir::dtc::onnx_import::convertDataType(MLIRContext *context,
   default:
     return Type();
   }
+}
+
+bool mlir::dtc::onnx_import::exceedsElementLimit(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return true;
+    if (d > 0 && n > kMaxTensorElements / d)
+      return true;
+    n *= d;
+  }
+  return false;
+}
+
+std::string mlir::dtc::onnx_import::shapeText(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(d);
+  return s.empty() ? "scalar" : s;
 }
 
 std::string mlir::dtc::onnx_import::dataTypeName(int32_t dataType) {
@@ -172,9 +192,13 @@ static std::string readExternal(const onnx::TensorProto &proto,
     return "cannot read external data file '" + location + "'";
   }
   int64_t size = (*buffer)->getBufferSize();
+  if (offset > size)
+    return "external data offset " + std::to_string(offset) +
+           " is beyond the end of file '" + location + "' (" +
+           std::to_string(size) + " bytes)";
   if (length < 0)
     length = size - offset;
-  if (offset > size || length > size - offset)
+  if (length > size - offset)
     return "external data range [" + std::to_string(offset) + ", +" +
            std::to_string(length) + ") exceeds file '" + location + "' (" +
            std::to_string(size) + " bytes)";
@@ -199,13 +223,10 @@ TensorOrError mlir::dtc::onnx_import::readTensorProto(
     result.unsupportedType = true;
     return result;
   }
-  Tensor t;
-  t.elementType = type;
-  t.shape.assign(shape.begin(), shape.end());
-  int64_t n = t.numElements();
+  int64_t n = dtg::numElements(shape);
   auto mismatch = [&](int64_t have) {
     result.error = name + " holds " + std::to_string(have) +
-                   " values but its dims " + "need " + std::to_string(n);
+                   " values but its dims need " + std::to_string(n);
     return result;
   };
   std::string external;
@@ -223,43 +244,56 @@ TensorOrError mlir::dtc::onnx_import::readTensorProto(
   } else if (proto.has_raw_data()) {
     raw = &proto.raw_data();
   }
-  t = Tensor::zeros(type, shape);
+  // Check the amount of data before allocating: the dims alone may ask for
+  // up to 2^31 elements.
+  int64_t have;
+  if (raw)
+    have = static_cast<int64_t>(raw->size()) / rawElementSize(type);
+  else if (proto.data_type() == onnx::TensorProto::FLOAT)
+    have = proto.float_data_size();
+  else if (proto.data_type() == onnx::TensorProto::DOUBLE)
+    have = proto.double_data_size();
+  else if (proto.data_type() == onnx::TensorProto::INT64)
+    have = proto.int64_data_size();
+  else if (proto.data_type() == onnx::TensorProto::UINT32 ||
+           proto.data_type() == onnx::TensorProto::UINT64)
+    have = proto.uint64_data_size();
+  else // int32_data holds the rest, 16-bit floats as their bits.
+    have = proto.int32_data_size();
+  if (raw && static_cast<int64_t>(raw->size()) != n * rawElementSize(type)) {
+    result.error = name + " holds " + std::to_string(raw->size()) +
+                   " bytes of raw data but its dims and type need " +
+                   std::to_string(n * rawElementSize(type));
+    return result;
+  }
+  if (have != n)
+    return mismatch(have);
+
+  Tensor t = Tensor::zeros(type, shape);
   if (raw) {
-    if (static_cast<int64_t>(raw->size()) != n * rawElementSize(type))
-      return mismatch(raw->size() / rawElementSize(type));
     for (int64_t k = 0; k < n; ++k)
       decodeRaw(t, raw->data(), k);
   } else {
     switch (proto.data_type()) {
     case onnx::TensorProto::FLOAT:
-      if (proto.float_data_size() != n)
-        return mismatch(proto.float_data_size());
       for (int64_t k = 0; k < n; ++k)
         t.f[k] = proto.float_data(k);
       break;
     case onnx::TensorProto::DOUBLE:
-      if (proto.double_data_size() != n)
-        return mismatch(proto.double_data_size());
       for (int64_t k = 0; k < n; ++k)
         t.f[k] = proto.double_data(k);
       break;
     case onnx::TensorProto::INT64:
-      if (proto.int64_data_size() != n)
-        return mismatch(proto.int64_data_size());
       for (int64_t k = 0; k < n; ++k)
         t.i[k] = proto.int64_data(k);
       break;
     case onnx::TensorProto::UINT32:
     case onnx::TensorProto::UINT64:
-      if (proto.uint64_data_size() != n)
-        return mismatch(proto.uint64_data_size());
       for (int64_t k = 0; k < n; ++k)
         t.i[k] = dtg::interp::wrapToIntegerType(
             type, static_cast<int64_t>(proto.uint64_data(k)));
       break;
-    default: // int32_data holds the rest, 16-bit floats as their bits.
-      if (proto.int32_data_size() != n)
-        return mismatch(proto.int32_data_size());
+    default:
       for (int64_t k = 0; k < n; ++k) {
         if (t.isFloat())
           t.f[k] = decodeHalfBits(type, proto.int32_data(k));

@@ -16,6 +16,13 @@ namespace mlir::dtc::onnx_import {
 /// hostile input).
 constexpr int64_t kMaxTensorElements = int64_t(1) << 31;
 
+/// True if a tensor of `shape` has more than kMaxTensorElements elements
+/// (or a negative dimension); never overflows.
+bool exceedsElementLimit(ArrayRef<int64_t> shape);
+
+/// Formats a shape as DIMxDIM ("scalar" for rank 0).
+std::string shapeText(ArrayRef<int64_t> shape);
+
 /// The MLIR element type of an ONNX data type; null for types dtc does not
 /// hold (string, complex, float8).
 Type convertDataType(MLIRContext *context, int32_t dataType);
