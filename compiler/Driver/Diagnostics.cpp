@@ -57,6 +57,8 @@ std::string mlir::dtc::formatDiagnostic(const Diagnostic &diag) {
 
 DriverDiagnostics::DriverDiagnostics(MLIRContext *context, bool print)
     : context(context), print(print) {
+  // A whole function printed under a one-line message is noise to a user.
+  context->printOpOnDiagnostic(false);
   id = context->getDiagEngine().registerHandler([this](Diagnostic &diag) {
     std::string text = formatDiagnostic(diag);
     if (diag.getSeverity() == DiagnosticSeverity::Error && first.empty())

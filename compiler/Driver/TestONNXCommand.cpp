@@ -9,6 +9,7 @@
 #include "compiler/Driver/Commands.h"
 #include "compiler/Driver/Diagnostics.h"
 #include "compiler/Driver/ModelRunner.h"
+#include "dialects/DTG/IR/DTGOps.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringSet.h"
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <csignal>
 #include <fcntl.h>
 #include <poll.h>
@@ -113,6 +115,23 @@ std::string compare(const Tensor &got, const Tensor &want) {
   return "";
 }
 
+/// Reinterprets uint16 bits as bfloat16 values (how ONNX 1.12 stores
+/// bfloat16 test data); other tensors pass unchanged.
+Tensor bitsToBF16(const Tensor &t) {
+  auto intType = dyn_cast<IntegerType>(t.elementType);
+  if (!intType || intType.getWidth() != 16 || !intType.isUnsigned())
+    return t;
+  Tensor r = Tensor::zeros(BFloat16Type::get(t.elementType.getContext()),
+                           t.shape);
+  for (int64_t k = 0; k < t.numElements(); ++k) {
+    uint32_t bits = uint32_t(t.i[k]) << 16;
+    float v;
+    std::memcpy(&v, &bits, 4);
+    r.f[k] = v;
+  }
+  return r;
+}
+
 /// Runs one test folder in this process.
 TestResult runTest(StringRef dir) {
   TestResult result;
@@ -183,10 +202,36 @@ TestResult runTest(StringRef dir) {
     result.reason = withoutPath(firstLine(diagnostics.firstError()), modelPath);
     return result;
   }
+  // Training-mode dropout with a nonzero ratio draws from dtc's Philox
+  // generator; ONNX's expected values come from numpy's.
+  bool randomDropout = false;
+  (*module)->walk([&](dtg::DropoutOp op) {
+    randomDropout |= op.getRatio().convertToDouble() > 0;
+  });
+  if (randomDropout) {
+    result.status = Status::Unsupported;
+    result.reason = "training-mode dropout masks come from dtc's Philox "
+                    "generator, not numpy's";
+    return result;
+  }
+  llvm::StringSet<> bf16Inputs;
+  auto main = (*module)->lookupSymbol<func::FuncOp>("main");
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (cast<RankedTensorType>(main.getArgument(i).getType())
+            .getElementType()
+            .isBF16())
+      if (auto name = main.getArgAttrOfType<StringAttr>(i, attrs::kName))
+        bf16Inputs.insert(name.getValue());
   for (const std::string &set : sets) {
     std::vector<std::pair<std::string, Tensor>> inputs, outputs;
     if (!readSet(set, "input_", inputs) || !readSet(set, "output_", outputs))
       return result;
+    // ONNX stores bfloat16 test data as its uint16 bits.
+    for (auto [k, entry] : llvm::enumerate(inputs)) {
+      std::string name = k < inputNames->size() ? (*inputNames)[k] : entry.first;
+      if (bf16Inputs.contains(name))
+        entry.second = bitsToBF16(entry.second);
+    }
     llvm::StringMap<Tensor> byName;
     for (auto [k, entry] : llvm::enumerate(inputs))
       byName[k < inputNames->size() ? (*inputNames)[k] : entry.first] =
@@ -206,7 +251,10 @@ TestResult runTest(StringRef dir) {
       return result;
     }
     for (auto [k, pair] : llvm::enumerate(llvm::zip(*got, outputs))) {
-      std::string mismatch = compare(std::get<0>(pair), std::get<1>(pair).second);
+      Tensor want = std::get<1>(pair).second;
+      if (std::get<0>(pair).elementType.isBF16())
+        want = bitsToBF16(want);
+      std::string mismatch = compare(std::get<0>(pair), want);
       if (!mismatch.empty()) {
         result.reason = "output #" + std::to_string(k) + ": " + mismatch;
         return result;
@@ -260,6 +308,9 @@ Child startChild(size_t index, const std::string &dir,
 } // namespace
 
 int mlir::dtc::runTestONNXCommand(const TestONNXCommandOptions &options) {
+  if (options.target != "interp" && options.target != "cpu")
+    return reportError("--target must be 'interp' or 'cpu', got '" +
+                       options.target + "'");
   if (options.target != "interp")
     return reportError("--target " + options.target +
                        " is not available: test-onnx runs the reference "
@@ -274,15 +325,22 @@ int mlir::dtc::runTestONNXCommand(const TestONNXCommandOptions &options) {
     llvm::erase_if(tests, [&](const std::string &t) {
       return !StringRef(t).contains(options.filter);
     });
-  if (tests.empty())
-    return reportError("no test folders (holding model.onnx) found");
+  if (tests.empty()) {
+    std::string dirs;
+    for (const std::string &dir : options.dirs)
+      dirs += (dirs.empty() ? "'" : ", '") + dir + "'";
+    return reportError("no test folders (holding model.onnx) in " + dirs +
+                       (options.filter.empty()
+                            ? ""
+                            : " match --filter '" + options.filter + "'"));
+  }
 
   llvm::StringSet<> expected;
   if (!options.expectFile.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(options.expectFile);
     if (!buffer)
-      return reportError("cannot read --expect file '" + options.expectFile +
-                         "'");
+      return reportError("cannot read --expect-pass file '" +
+                         options.expectFile + "'");
     SmallVector<StringRef> lines;
     (*buffer)->getBuffer().split(lines, '\n', -1, false);
     for (StringRef line : lines)

@@ -38,4 +38,76 @@ def TestGradientsPass : Pass<"dtc-test-gradients", "ModuleOp"> {
   let dependentDialects = ["::mlir::dtg::DTGDialect"];
 }
 
+def BuildTrainStepPass : Pass<"dtc-build-train-step", "ModuleOp"> {
+  let summary = "Builds @train_step (forward, backward, optimizer) from @main.";
+  let description = [{
+    Takes the imported model function `@main` and adds:
+
+    - `@micro_step(parameters, state, micro-batch inputs, key)` returning the
+      micro-batch's loss sum and count (so the step's loss is weighted by
+      counted tokens, as PyTorch's `reduction='mean'` over the global batch),
+      the gradients of the loss sum with respect to every trainable
+      parameter, and the new model state (BatchNorm running statistics);
+    - `@train_step(parameters, state, optimizer state, global-batch inputs,
+      hyperparameters, step)` that calls `@micro_step` once per micro-batch,
+      accumulates, divides by the counted total, clips by global norm,
+      schedules the learning rate and applies SGD or AdamW exactly as
+      torch.optim does. It returns the new trainable parameters, state and
+      optimizer state, then the loss, the learning rate and the gradient
+      norm (before clipping).
+
+    The loss is `loss-output` (an output of @main), or the single scalar
+    float output, or one appended by `loss` (cross_entropy over the last axis
+    of `logits` with integer `labels`, ignore index -100; or mse). Trainable
+    parameters are the float `parameter` arguments the loss depends on, minus
+    `freeze`. Hyperparameters are arguments with `dtg.role = "hyper"` and
+    their compiled-in default in `dtg.default`, so the runtime can override
+    them without recompiling. Every argument and result carries `dtg.name`
+    and `dtg.role`.
+
+    ```mlir
+    func.func @train_step(%w: tensor<4x2xf32> {dtg.name = "fc.weight", dtg.role = "parameter"}, ...,
+                          %lr: tensor<f64> {dtg.default = 1.0e-03 : f64, dtg.name = "lr", dtg.role = "hyper"}, ...)
+        -> (tensor<4x2xf32> {dtg.name = "fc.weight", dtg.role = "parameter"}, ..., tensor<f32> {dtg.name = "loss", dtg.role = "metric"}, ...)
+    ```
+  }];
+  let options = [
+    Option<"lossOutput", "loss-output", "std::string", /*default=*/"\"\"",
+           "Output of @main that is the loss">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "Loss to append: cross_entropy or mse">,
+    Option<"logits", "logits", "std::string", /*default=*/"\"\"",
+           "Output the appended loss reads">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"\"",
+           "Input holding the targets of the appended loss">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd or adamw">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Micro-batches per step (gradient accumulation)">,
+    ListOption<"freeze", "freeze", "std::string",
+               "Parameters not to train (glob patterns)">,
+    ListOption<"noDecay", "no-decay", "std::string",
+               "Parameters exempt from weight decay (glob patterns)">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Peak learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1",
+           "Weight decay (default: 0 for SGD, 0.01 for AdamW)">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0",
+           "Global gradient-norm clip (0: off)">,
+    Option<"lrSchedule", "lr-schedule", "std::string", /*default=*/"\"constant\"",
+           "constant, linear or cosine">,
+    Option<"warmup", "warmup", "int64_t", /*default=*/"0", "Warmup steps">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "Steps of the schedule">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0", "Floor of the schedule">,
+    Option<"seed", "seed", "int64_t", /*default=*/"0", "Dropout seed">,
+  ];
+  let dependentDialects = ["::mlir::dtg::DTGDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // DTC_PASSES_TRAINING_PASSES_TD

@@ -10,7 +10,9 @@
 #include "passes/Cleanup/Passes.h"
 #include "passes/Training/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -18,7 +20,8 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::dtg::DTGDialect, mlir::dist::DistDialect,
-                  mlir::func::FuncDialect>();
+                  mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                  mlir::scf::SCFDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -84,6 +84,10 @@ LogicalResult GraphImporter::collectInputs() {
         return emitError(fileLoc, "--input-shape gives input '")
                << name << "' rank " << shape.size() << ", but the model says "
                << tensorType.shape().dim_size();
+    } else if (bindable != options.bindableInputs.end()) {
+      // Data given for the input (a conformance test) fixes its shape.
+      shape.assign(bindable->second.shape.begin(),
+                   bindable->second.shape.end());
     } else if (!tensorType.has_shape()) {
       if (bindable == options.bindableInputs.end())
         return emitError(fileLoc, "input '")
@@ -132,6 +136,18 @@ LogicalResult GraphImporter::collectInputs() {
       rebinding = std::make_pair(*input.exportedBatch, *options.batch);
     inputs[name] = input;
   }
+  // A shape for an input the model does not have is a typo, not a no-op.
+  for (const auto &entry : options.inputShapes)
+    if (!inputs.count(entry.getKey())) {
+      std::string names;
+      for (const onnx::ValueInfoProto &info : model.graph().input())
+        if (inputs.count(info.name()))
+          names += (names.empty() ? "'" : ", '") + info.name() + "'";
+      return emitError(fileLoc, "--input-shape names '")
+             << entry.getKey() << "', which is not a data input of the model "
+             << "(its data inputs: " << (names.empty() ? "none" : names)
+             << ")";
+    }
   return success();
 }
 

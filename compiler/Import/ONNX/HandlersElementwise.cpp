@@ -169,7 +169,20 @@ LogicalResult importPRelu(NodeImporter &n) {
   FailureOr<Value> x = n.input(0), slope = n.input(1);
   if (failed(x) || failed(slope))
     return failure();
-  Type type = NodeImporter::typeOf(*x).getElementType();
+  auto xType = NodeImporter::typeOf(*x);
+  auto slopeType = NodeImporter::typeOf(*slope);
+  // Models upgraded from opset 6 keep a per-channel slope [C] for an
+  // [N, C, ...] input (the old broadcast); make it [C, 1, ...].
+  if (slopeType.getRank() == 1 && xType.getRank() > 2 &&
+      slopeType.getDimSize(0) == xType.getDimSize(1) &&
+      slopeType.getDimSize(0) != xType.getShape().back()) {
+    SmallVector<int64_t> shape(xType.getRank() - 1, 1);
+    shape[0] = slopeType.getDimSize(0);
+    slope = n.reshape(*slope, shape);
+    if (failed(slope))
+      return failure();
+  }
+  Type type = xType.getElementType();
   FailureOr<Value> negative = n.make<dtg::LessOp>({*x, n.scalar(type, 0.0)});
   if (failed(negative))
     return failure();

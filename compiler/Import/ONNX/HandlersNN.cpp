@@ -420,8 +420,11 @@ LogicalResult importBatchNorm(NodeImporter &n) {
   }
   FailureOr<SmallVector<Value>> results = n.create(
       dtg::BatchNormTrainingOp::getOperationName(), operands,
-      {n.f64Attr("epsilon", epsilon), n.f64Attr("momentum", momentum)}, {},
-      /*numResults=*/3);
+      {n.f64Attr("epsilon", epsilon), n.f64Attr("momentum", momentum),
+       // PyTorch updates the running variance with the unbiased batch
+       // variance; the ONNX specification's reference with the biased one.
+       n.boolAttr("unbiased_running_var", n.producer() == "pytorch")},
+      {}, /*numResults=*/3);
   if (failed(results))
     return failure();
   for (unsigned i = 0; i < 3; ++i)

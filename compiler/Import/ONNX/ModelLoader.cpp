@@ -89,6 +89,10 @@ LogicalResult ModelValidator::checkHeader(int64_t &opset) {
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = entry.version();
   if (opset < 0) {
+    if (model.opset_import_size() > 0)
+      return unsupported("the model uses only the domain '" +
+                         model.opset_import(0).domain() +
+                         "', which is not supported");
     if (model.ir_version() >= 3)
       return invalid("the model imports no opset of the default ONNX domain");
     opset = 1; // IR < 3 had no opset_import; ONNX treats it as opset 1.
@@ -125,8 +129,12 @@ LogicalResult ModelValidator::checkGraph() {
   for (const auto &init : graph.sparse_initializer())
     return unsupported("sparse initializer '" + init.values().name() +
                        "' is not supported");
-  for (const auto &input : graph.input())
+  llvm::StringSet<> inputNames;
+  for (const auto &input : graph.input()) {
+    if (!inputNames.insert(input.name()).second)
+      return invalid("graph input '" + input.name() + "' is listed twice");
     defined.insert(input.name());
+  }
 
   // Producers of each name; reject names produced twice.
   llvm::StringMap<int> producer;

@@ -173,8 +173,14 @@ NodeImporter::create(StringRef opName, ValueRange operands,
   }
   SmallVector<Value> results(op->getResults());
 
-  // Fold ops on constants now, so shape computations become constants.
-  if (isa<dtg::DropoutOp>(op))
+  // Fold ops on constants now, so shape computations become constants. Ops
+  // whose work grows faster than their operands and results (contractions,
+  // windows whose size is an attribute) are left to the clean-up pipeline:
+  // a hostile model could make them take hours here.
+  if (isa<dtg::DropoutOp, dtg::MatMulOp, dtg::GemmOp, dtg::EinsumOp,
+          dtg::ConvOp, dtg::ConvInputGradOp, dtg::ConvWeightGradOp,
+          dtg::MaxPoolOp, dtg::AvgPoolOp, dtg::MaxPoolGradOp,
+          dtg::AvgPoolGradOp>(op))
     return results;
   SmallVector<Tensor> values;
   int64_t elements = 0;

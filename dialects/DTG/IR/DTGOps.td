@@ -10,5 +10,6 @@ include "dialects/DTG/IR/DTGNN.td"
 include "dialects/DTG/IR/DTGReduction.td"
 include "dialects/DTG/IR/DTGGradShape.td"
 include "dialects/DTG/IR/DTGGradNN.td"
+include "dialects/DTG/IR/DTGTraining.td"
 
 #endif // DTC_DIALECTS_DTG_IR_DTGOPS_TD

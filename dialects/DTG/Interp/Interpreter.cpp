@@ -4,7 +4,9 @@
 
 #include "dialects/DTG/IR/DTGOps.h"
 
-#include "llvm/ADT/ScopeExit.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 using namespace mlir::dtg::interp;
@@ -24,6 +26,7 @@ const KernelRegistry &mlir::dtg::interp::getKernelRegistry() {
     registerShapeKernels(r);
     registerNNKernels(r);
     registerReductionKernels(r);
+    registerTrainingKernels(r);
     return r;
   }();
   return registry;
@@ -66,6 +69,144 @@ FailureOr<SmallVector<Tensor>> mlir::dtg::interp::evaluateOp(
   return results;
 }
 
+/// Runs `body` with its arguments bound to `arguments` and the values of
+/// enclosing regions visible through `outer`; returns the terminator's
+/// operand values. Handles dtg ops, arith.constant, scf.for and func.call.
+static FailureOr<SmallVector<Tensor>>
+runBlock(Block &body, ArrayRef<Tensor> arguments,
+         const llvm::DenseMap<Value, Tensor> *outer, unsigned depth);
+
+/// Checks that a computed value fits the SSA value's type (tensors, or the
+/// scalar index/integer values of loops).
+static bool fitsType(const Tensor &tensor, Value value) {
+  if (isa<RankedTensorType>(value.getType()))
+    return tensor.getType() == value.getType();
+  return tensor.elementType == value.getType() && tensor.shape.empty();
+}
+
+static FailureOr<SmallVector<Tensor>>
+evaluateStructured(Operation &op, ArrayRef<Tensor> operands,
+                   const llvm::DenseMap<Value, Tensor> &values,
+                   unsigned depth) {
+  if (depth > 64)
+    return op.emitError("calls nest deeper than 64");
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto typed = dyn_cast<TypedAttr>(constant.getValue());
+    Type type = constant.getType();
+    Tensor t;
+    t.elementType = type;
+    if (auto intAttr = dyn_cast<IntegerAttr>(typed))
+      t.i = {intAttr.getValue().getSExtValue()};
+    else if (auto floatAttr = dyn_cast<FloatAttr>(typed))
+      t.f = {floatAttr.getValueAsDouble()};
+    else
+      return op.emitError("the interpreter handles scalar arith.constant only");
+    return SmallVector<Tensor>{std::move(t)};
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    int64_t lb = operands[0].i[0], ub = operands[1].i[0],
+            step = operands[2].i[0];
+    if (step <= 0)
+      return loop.emitError("loop step must be positive");
+    SmallVector<Tensor> carried(operands.begin() + 3, operands.end());
+    for (int64_t iv = lb; iv < ub; iv += step) {
+      Tensor index;
+      index.elementType = loop.getInductionVar().getType();
+      index.i = {iv};
+      SmallVector<Tensor> args{index};
+      llvm::append_range(args, carried);
+      FailureOr<SmallVector<Tensor>> next =
+          runBlock(*loop.getBody(), args, &values, depth + 1);
+      if (failed(next))
+        return failure();
+      carried = std::move(*next);
+    }
+    return carried;
+  }
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!callee || callee.isExternal())
+      return call.emitError("cannot interpret a call to '")
+             << call.getCallee() << "'";
+    return runBlock(callee.getBody().front(), operands, nullptr, depth + 1);
+  }
+  return evaluateOp(&op, operands);
+}
+
+static FailureOr<SmallVector<Tensor>>
+runBlock(Block &body, ArrayRef<Tensor> arguments,
+         const llvm::DenseMap<Value, Tensor> *outer, unsigned depth) {
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), arguments))
+    values[arg] = tensor;
+  auto lookup = [&](Value v) -> const Tensor * {
+    auto it = values.find(v);
+    if (it != values.end())
+      return &it->second;
+    if (outer) {
+      auto outerIt = outer->find(v);
+      if (outerIt != outer->end())
+        return &outerIt->second;
+    }
+    return nullptr;
+  };
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      SmallVector<Tensor> results;
+      for (Value v : op.getOperands()) {
+        const Tensor *t = lookup(v);
+        if (!t)
+          return op.emitError("returned value is not defined");
+        results.push_back(*t);
+      }
+      return results;
+    }
+    SmallVector<Tensor> operands;
+    for (Value v : op.getOperands()) {
+      const Tensor *t = lookup(v);
+      if (!t)
+        return op.emitError("operand is not defined before its use");
+      operands.push_back(*t);
+    }
+    // Loops see the values of this block (and those it sees).
+    llvm::DenseMap<Value, Tensor> visible;
+    const llvm::DenseMap<Value, Tensor> *scope = &values;
+    if (outer && op.getNumRegions() > 0) {
+      visible = *outer;
+      for (auto &entry : values)
+        visible[entry.first] = entry.second;
+      scope = &visible;
+    }
+    FailureOr<SmallVector<Tensor>> results =
+        evaluateStructured(op, operands, *scope, depth);
+    if (failed(results))
+      return failure();
+    if (results->size() != op.getNumResults())
+      return op.emitError("kernel produced the wrong number of results");
+    for (auto [value, tensor] : llvm::zip(op.getResults(), *results)) {
+      if (!fitsType(tensor, value))
+        return op.emitError("kernel produced ")
+               << tensor.getType() << " for a result of type "
+               << value.getType();
+      values[value] = std::move(tensor);
+    }
+    // Free values whose last use in this block was this op (values used by
+    // nested regions stay until the op holding the region).
+    for (Value v : op.getOperands()) {
+      if (v.getParentBlock() != &body)
+        continue;
+      bool live = llvm::any_of(v.getUsers(), [&](Operation *user) {
+        Operation *ancestor = body.findAncestorOpInBlock(*user);
+        return ancestor && ancestor != &op && op.isBeforeInBlock(ancestor);
+      });
+      if (!live)
+        values.erase(v);
+    }
+  }
+  return body.getParentOp()->emitError("block has no terminator");
+}
+
 FailureOr<SmallVector<Tensor>> mlir::dtg::interp::interpretFunction(
     func::FuncOp func, ArrayRef<Tensor> arguments) {
   if (func.isExternal())
@@ -74,48 +215,10 @@ FailureOr<SmallVector<Tensor>> mlir::dtg::interp::interpretFunction(
   if (arguments.size() != body.getNumArguments())
     return func.emitError("expected ")
            << body.getNumArguments() << " arguments, got " << arguments.size();
-  llvm::DenseMap<Value, Tensor> values;
-  for (auto [arg, tensor] : llvm::zip(body.getArguments(), arguments)) {
-    if (arg.getType() != tensor.getType())
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), arguments))
+    if (!fitsType(tensor, arg))
       return func.emitError("argument #")
              << arg.getArgNumber() << " has type " << tensor.getType()
              << ", expected " << arg.getType();
-    values[arg] = tensor;
-  }
-  for (Operation &op : body) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      SmallVector<Tensor> results;
-      for (Value v : ret.getOperands())
-        results.push_back(values.lookup(v));
-      return results;
-    }
-    SmallVector<Tensor> operands;
-    for (Value v : op.getOperands()) {
-      auto it = values.find(v);
-      if (it == values.end())
-        return op.emitError("operand is not defined before its use");
-      operands.push_back(it->second);
-    }
-    FailureOr<SmallVector<Tensor>> results = evaluateOp(&op, operands);
-    if (failed(results))
-      return failure();
-    if (results->size() != op.getNumResults())
-      return op.emitError("kernel produced the wrong number of results");
-    for (auto [value, tensor] : llvm::zip(op.getResults(), *results)) {
-      if (tensor.getType() != value.getType())
-        return op.emitError("kernel produced ")
-               << tensor.getType() << " for a result of type "
-               << value.getType();
-      values[value] = std::move(tensor);
-    }
-    // Free values whose last use was this op.
-    for (Value v : op.getOperands()) {
-      bool live = llvm::any_of(v.getUsers(), [&](Operation *user) {
-        return user->getBlock() == &body && op.isBeforeInBlock(user);
-      });
-      if (!live)
-        values.erase(v);
-    }
-  }
-  return func.emitError("function has no return");
+  return runBlock(body, arguments, nullptr, 0);
 }

@@ -45,6 +45,12 @@ void registerElementwiseKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerReductionKernels(KernelRegistry &registry);
+void registerTrainingKernels(KernelRegistry &registry);
+
+/// The learning rate at optimizer step k (1-based) under a schedule `kind`
+/// (0 constant, 1 linear, 2 cosine), as REFERENCE.md defines it.
+double scheduledLearningRate(double lr, int64_t k, int64_t warmup,
+                             int64_t total, double minLr, int64_t kind);
 
 /// Most elements a single result may have (guards memory on hostile input).
 constexpr int64_t kMaxElements = int64_t(1) << 27;

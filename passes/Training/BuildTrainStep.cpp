@@ -1,0 +1,581 @@
+//===- BuildTrainStep.cpp - forward, backward and optimizer as one step --===//
+
+#include "passes/Training/Passes.h"
+
+#include "dialects/DTG/IR/DTGOps.h"
+#include "passes/Training/Autodiff.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/GlobPattern.h"
+
+#define DEBUG_TYPE "dtc-build-train-step"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_BUILDTRAINSTEPPASS
+#include "passes/Training/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+constexpr StringLiteral kName = "dtg.name", kRole = "dtg.role",
+                        kDefault = "dtg.default";
+
+StringRef argString(func::FuncOp func, unsigned i, StringRef attr) {
+  auto value = func.getArgAttrOfType<StringAttr>(i, attr);
+  return value ? value.getValue() : StringRef();
+}
+StringRef resultString(func::FuncOp func, unsigned i, StringRef attr) {
+  auto value = func.getResultAttrOfType<StringAttr>(i, attr);
+  return value ? value.getValue() : StringRef();
+}
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// True if `name` matches one of the glob `patterns`.
+bool matchesAny(StringRef name, ArrayRef<std::string> patterns) {
+  for (const std::string &pattern : patterns) {
+    auto glob = llvm::GlobPattern::create(pattern);
+    if (glob && glob->match(name))
+      return true;
+  }
+  return false;
+}
+
+/// A hyperparameter argument of @train_step.
+struct Hyper {
+  std::string name;
+  Type type;
+  double value;
+};
+
+/// Signature entries of a function being built: types and attributes.
+struct Signature {
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> attrs;
+  void add(MLIRContext *ctx, Type type, StringRef name, StringRef role,
+           Attribute defaultValue = {}) {
+    types.push_back(type);
+    NamedAttrList list;
+    list.append(kName, StringAttr::get(ctx, name));
+    list.append(kRole, StringAttr::get(ctx, role));
+    if (defaultValue)
+      list.append(kDefault, defaultValue);
+    attrs.push_back(list.getDictionary(ctx));
+  }
+};
+
+struct BuildTrainStepPass
+    : public dtc::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
+  using BuildTrainStepPassBase::BuildTrainStepPassBase;
+
+  void runOnOperation() override {
+    if (failed(build()))
+      signalPassFailure();
+  }
+
+  LogicalResult build();
+  FailureOr<Value> findLoss(func::FuncOp step, Location loc);
+  std::pair<Value, Value> lossSumAndCount(GradientBuilder &b, Value loss);
+  FailureOr<func::FuncOp> buildMicroStep(func::FuncOp main);
+  LogicalResult buildTrainStep(func::FuncOp main, func::FuncOp micro);
+  SmallVector<Hyper> hyperparameters();
+
+  /// Indices (in @main's arguments) of trainable parameters and of state.
+  SmallVector<unsigned> trainable, state;
+  /// For each state argument, the @micro_step value that replaces it.
+  SmallVector<unsigned> stateResults;
+};
+} // namespace
+
+FailureOr<Value> BuildTrainStepPass::findLoss(func::FuncOp step, Location loc) {
+  auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+  auto isScalarFloat = [](Value v) {
+    auto t = tensorType(v);
+    return t.getRank() == 0 && isa<FloatType>(t.getElementType());
+  };
+  auto outputNamed = [&](StringRef name) -> Value {
+    for (unsigned i = 0; i < step.getNumResults(); ++i)
+      if (resultString(step, i, kName) == name)
+        return ret.getOperand(i);
+    return nullptr;
+  };
+  if (!loss.empty()) {
+    if (!lossOutput.empty())
+      return emitError(loc, "--loss and --loss-output contradict each other; "
+                            "give one");
+    if (loss != "cross_entropy" && loss != "mse")
+      return emitError(loc, "--loss must be cross_entropy or mse, got '")
+             << loss << "'";
+    if (logits.empty() || labels.empty())
+      return emitError(loc, "--loss ") << loss << " needs --logits and --labels";
+    Value out = outputNamed(logits);
+    if (!out)
+      return emitError(loc, "--logits: the model has no output '")
+             << logits << "'";
+    Value target;
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      if (argString(step, i, kName) == labels)
+        target = step.getArgument(i);
+    if (!target)
+      return emitError(loc, "--labels: the model has no input '")
+             << labels << "'";
+    OpBuilder builder(ret);
+    GradientBuilder b(builder, loc);
+    auto outType = tensorType(out), targetType = tensorType(target);
+    if (!isa<FloatType>(outType.getElementType()) || outType.getRank() < 1)
+      return emitError(loc, "--logits '") << logits << "' is not a float tensor";
+    int64_t classes = outType.getShape().back();
+    int64_t rows = outType.getNumElements() / std::max<int64_t>(classes, 1);
+    if (loss == "cross_entropy") {
+      if (!isa<IntegerType>(targetType.getElementType()) ||
+          targetType.getNumElements() != rows)
+        return emitError(loc, "--labels '")
+               << labels << "' must hold one integer class per row of '"
+               << logits << "' (" << rows << " values)";
+      Value flat = b.reshape(out, {rows, classes});
+      Value logp = b.create<dtg::LogSoftmaxOp>(flat, int64_t(1));
+      Value t = b.castTo(b.reshape(target, {rows}), builder.getI64Type());
+      return builder
+          .create<dtg::NllLossOp>(loc, logp, t, Value(),
+                                  builder.getStringAttr("mean"),
+                                  builder.getI64IntegerAttr(-100))
+          .getResult();
+    }
+    if (targetType != outType)
+      return emitError(loc, "--labels '")
+             << labels << "' must have the type of '" << logits << "' ("
+             << outType << ") for mse";
+    Value d = b.create<dtg::SubOp>(out, target);
+    Value sq = b.create<dtg::MulOp>(d, d);
+    SmallVector<int64_t> axes =
+        llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
+    return b.create<dtg::ReduceMeanOp>(sq, axes, false);
+  }
+  if (!lossOutput.empty()) {
+    Value out = outputNamed(lossOutput);
+    if (!out)
+      return emitError(loc, "--loss-output: the model has no output '")
+             << lossOutput << "'";
+    if (!isScalarFloat(out))
+      return emitError(loc, "--loss-output '")
+             << lossOutput << "' is " << out.getType()
+             << ", not a scalar float";
+    return out;
+  }
+  SmallVector<Value> candidates;
+  std::string names;
+  for (unsigned i = 0; i < step.getNumResults(); ++i) {
+    names += (names.empty() ? "" : ", ") + resultString(step, i, kName).str();
+    if (isScalarFloat(ret.getOperand(i)))
+      candidates.push_back(ret.getOperand(i));
+  }
+  if (candidates.size() != 1)
+    return emitError(loc, "the model has ")
+           << (candidates.empty() ? "no" : "more than one")
+           << " scalar float output (outputs: " << names
+           << "); name the loss with --loss-output, or append one with "
+              "--loss cross_entropy|mse --logits NAME --labels NAME";
+  return candidates.front();
+}
+
+/// The loss as a sum and a count over the micro-batch, so that micro-batches
+/// combine into the global mean: an nll_loss 'mean' becomes its 'sum' and the
+/// total weight of counted positions; a reduce_mean over everything becomes
+/// its sum and its element count; any other loss counts as one.
+std::pair<Value, Value> BuildTrainStepPass::lossSumAndCount(GradientBuilder &b,
+                                                            Value loss) {
+  Type f = tensorType(loss).getElementType();
+  if (auto nll = loss.getDefiningOp<dtg::NllLossOp>()) {
+    if (nll.getReduction() == "mean") {
+      Value sum = b.builder
+                      .create<dtg::NllLossOp>(
+                          nll.getLoc(), nll.getInput(), nll.getTarget(),
+                          nll.getWeight(), b.builder.getStringAttr("sum"),
+                          nll.getIgnoreIndexAttr())
+                      .getResult();
+      Value target = nll.getTarget();
+      auto targetType = tensorType(target);
+      Value counted = b.splat(
+          RankedTensorType::get(targetType.getShape(), b.builder.getI1Type()),
+          1.0);
+      if (auto ignore = nll.getIgnoreIndex())
+        counted = b.create<dtg::NotOp>(b.create<dtg::EqualOp>(
+            target, b.scalar(targetType.getElementType(), double(*ignore))));
+      Value weights = b.castTo(counted, f);
+      if (Value w = nll.getWeight()) {
+        Value safe = b.create<dtg::WhereOp>(
+            counted, target, b.scalar(targetType.getElementType(), 0));
+        Value picked = b.create<dtg::GatherOp>(w, safe, int64_t(0));
+        weights = b.create<dtg::MulOp>(weights, picked);
+      }
+      SmallVector<int64_t> axes =
+          llvm::to_vector(llvm::seq<int64_t>(0, targetType.getRank()));
+      Value count = b.create<dtg::ReduceSumOp>(weights, axes, false);
+      return {sum, count};
+    }
+  }
+  if (auto mean = loss.getDefiningOp<dtg::ReduceMeanOp>()) {
+    auto in = tensorType(mean.getOperand());
+    if (static_cast<int64_t>(mean.getAxes().size()) == in.getRank()) {
+      Value sum = b.create<dtg::ReduceSumOp>(mean.getOperand(), mean.getAxes(),
+                                             false);
+      return {sum, b.scalar(f, double(in.getNumElements()))};
+    }
+  }
+  return {loss, b.scalar(f, 1.0)};
+}
+
+FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
+  MLIRContext *ctx = &getContext();
+  Location loc = main.getLoc();
+  func::FuncOp micro = main.clone();
+  micro.setSymName("micro_step");
+  getOperation().push_back(micro);
+  Block &body = micro.getBody().front();
+  FailureOr<Value> lossValue = findLoss(micro, loc);
+  if (failed(lossValue))
+    return failure();
+
+  // Dropout keys come from the step: a new trailing argument.
+  auto keyType = RankedTensorType::get({2}, IntegerType::get(ctx, 64));
+  BlockArgument key = body.addArgument(keyType, loc);
+  micro.walk([&](dtg::DropoutOp op) { op.getKeyMutable().assign(key); });
+
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder builder(ret);
+  GradientBuilder b(builder, loc);
+  auto [sum, count] = lossSumAndCount(b, *lossValue);
+
+  // Trainable: float parameters the loss depends on, minus --freeze.
+  SmallVector<Value> wrt;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    StringRef role = argString(main, i, kRole);
+    StringRef name = argString(main, i, kName);
+    if (role == "state")
+      state.push_back(i);
+    if (role != "parameter" || !isDifferentiable(main.getArgument(i).getType()) ||
+        matchesAny(name, freeze))
+      continue;
+    trainable.push_back(i);
+    wrt.push_back(body.getArgument(i));
+  }
+  FailureOr<SmallVector<Value>> grads = buildGradients(micro, sum, {}, wrt);
+  if (failed(grads))
+    return failure();
+  // Drop parameters the loss does not depend on (their gradient is a zero
+  // constant): they are not trained.
+  SmallVector<unsigned> kept;
+  SmallVector<Value> keptGrads;
+  for (auto [index, g] : llvm::zip(trainable, *grads)) {
+    auto constant = g.getDefiningOp<dtg::ConstantOp>();
+    auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())
+                          : SplatElementsAttr();
+    if (splat && splat.getSplatValue<APFloat>().isZero())
+      continue;
+    kept.push_back(index);
+    keptGrads.push_back(g);
+  }
+  trainable = kept;
+  if (trainable.empty())
+    return emitError(loc, "no parameter is trainable: the loss depends on none "
+                          "(or all are frozen)");
+
+  // New state: the running statistics a batch_norm_training computes.
+  SmallVector<Value> newState;
+  for (unsigned i : state) {
+    Value arg = body.getArgument(i), next = arg;
+    for (OpOperand &use : arg.getUses())
+      if (auto bn = dyn_cast<dtg::BatchNormTrainingOp>(use.getOwner())) {
+        if (use.get() == bn.getRunningMean())
+          next = bn.getNewRunningMean();
+        else if (use.get() == bn.getRunningVar())
+          next = bn.getNewRunningVar();
+      }
+    newState.push_back(next);
+  }
+
+  SmallVector<Value> results{sum, count};
+  llvm::append_range(results, keptGrads);
+  llvm::append_range(results, newState);
+  builder.create<func::ReturnOp>(loc, results);
+  ret.erase();
+  micro.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
+                                          ValueRange(results).getTypes()));
+  micro.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  micro.setArgAttrs(body.getNumArguments() - 1,
+                    ArrayRef<NamedAttribute>{
+                        builder.getNamedAttr(kName, builder.getStringAttr("key")),
+                        builder.getNamedAttr(kRole, builder.getStringAttr("key"))});
+  micro.setPrivate();
+  return micro;
+}
+
+SmallVector<Hyper> BuildTrainStepPass::hyperparameters() {
+  Builder b(&getContext());
+  Type f64 = b.getF64Type(), i64 = b.getI64Type(), i1 = b.getI1Type();
+  double wd = weightDecay >= 0 ? weightDecay : (optimizer == "sgd" ? 0.0 : 0.01);
+  int64_t kind = lrSchedule == "linear" ? 1 : lrSchedule == "cosine" ? 2 : 0;
+  SmallVector<Hyper> h{{"lr", f64, lr},
+                       {"weight_decay", f64, wd},
+                       {"clip_norm", f64, clipNorm},
+                       {"lr_schedule", i64, double(kind)},
+                       {"warmup", i64, double(warmup)},
+                       {"total_steps", i64, double(totalSteps)},
+                       {"min_lr", f64, minLr},
+                       {"seed", i64, double(seed)}};
+  if (optimizer == "sgd") {
+    h.push_back({"momentum", f64, momentum});
+    h.push_back({"dampening", f64, dampening});
+    h.push_back({"nesterov", i1, nesterov ? 1.0 : 0.0});
+  } else {
+    h.push_back({"beta1", f64, beta1});
+    h.push_back({"beta2", f64, beta2});
+    h.push_back({"eps", f64, eps});
+  }
+  return h;
+}
+
+LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
+                                                 func::FuncOp micro) {
+  MLIRContext *ctx = &getContext();
+  Location loc = main.getLoc();
+  OpBuilder top(ctx);
+  bool sgd = optimizer == "sgd";
+  int64_t m = microBatches;
+
+  // Signature.
+  Signature in, out;
+  SmallVector<unsigned> params, inputs;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    StringRef role = argString(main, i, kRole);
+    Type type = main.getArgument(i).getType();
+    if (role == "input") {
+      inputs.push_back(i);
+      continue;
+    }
+    params.push_back(i);
+    in.add(ctx, type, argString(main, i, kName), role);
+    if (auto initial = main.getArgAttr(i, "dtg.initial"))
+      in.attrs.back() = [&] {
+        NamedAttrList list(in.attrs.back());
+        list.append("dtg.initial", initial);
+        if (llvm::is_contained(trainable, i))
+          list.append("dtg.trainable", UnitAttr::get(ctx));
+        return list.getDictionary(ctx);
+      }();
+  }
+  SmallVector<std::string> stateSuffixes =
+      sgd ? SmallVector<std::string>{"momentum_buffer"}
+          : SmallVector<std::string>{"exp_avg", "exp_avg_sq"};
+  for (unsigned i : trainable)
+    for (const std::string &suffix : stateSuffixes)
+      in.add(ctx, main.getArgument(i).getType(),
+             (argString(main, i, kName) + "." + suffix).str(),
+             "optimizer_state");
+  for (unsigned i : inputs) {
+    auto type = tensorType(main.getArgument(i));
+    SmallVector<int64_t> shape(type.getShape());
+    if (shape.empty())
+      return emitError(loc, "data input '")
+             << argString(main, i, kName) << "' has no sample axis";
+    shape[0] *= m;
+    in.add(ctx, RankedTensorType::get(shape, type.getElementType()),
+           argString(main, i, kName), "input");
+  }
+  SmallVector<Hyper> hypers = hyperparameters();
+  for (const Hyper &h : hypers) {
+    Attribute value = isa<FloatType>(h.type)
+                          ? Attribute(FloatAttr::get(h.type, h.value))
+                          : Attribute(IntegerAttr::get(h.type, int64_t(h.value)));
+    in.add(ctx, RankedTensorType::get({}, h.type), h.name, "hyper", value);
+  }
+  in.add(ctx, RankedTensorType::get({}, top.getI64Type()), "step", "step");
+
+  auto func = func::FuncOp::create(loc, "train_step",
+                                   FunctionType::get(ctx, in.types, {}));
+  getOperation().push_back(func);
+  Block *body = func.addEntryBlock();
+  OpBuilder builder = OpBuilder::atBlockBegin(body);
+  GradientBuilder b(builder, loc);
+
+  // Named views of the arguments.
+  unsigned cursor = 0;
+  llvm::DenseMap<unsigned, Value> paramArg;
+  for (unsigned i : params)
+    paramArg[i] = body->getArgument(cursor++);
+  llvm::DenseMap<unsigned, SmallVector<Value>> optState;
+  for (unsigned i : trainable)
+    for (size_t k = 0; k < stateSuffixes.size(); ++k)
+      optState[i].push_back(body->getArgument(cursor++));
+  SmallVector<Value> batch;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    batch.push_back(body->getArgument(cursor++));
+  llvm::StringMap<Value> hyper;
+  for (const Hyper &h : hypers)
+    hyper[h.name] = body->getArgument(cursor++);
+  Value step = body->getArgument(cursor++);
+
+  // Micro-batches.
+  Type i64 = builder.getI64Type();
+  Value stepTimesM = b.create<dtg::MulOp>(step, b.scalar(i64, double(m)));
+  Value lossSum, count;
+  SmallVector<Value> gradSums;
+  SmallVector<Value> currentState;
+  for (unsigned i : state)
+    currentState.push_back(paramArg[i]);
+  for (int64_t k = 0; k < m; ++k) {
+    SmallVector<Value> operands;
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      if (auto it = llvm::find(state, i); it != state.end()) {
+        operands.push_back(currentState[it - state.begin()]);
+        continue;
+      }
+      if (paramArg.count(i)) {
+        operands.push_back(paramArg[i]);
+        continue;
+      }
+      Value full = batch[llvm::find(inputs, i) - inputs.begin()];
+      auto microType = tensorType(main.getArgument(i));
+      int64_t rows = microType.getDimSize(0);
+      SmallVector<int64_t> starts(microType.getRank(), 0),
+          limits(microType.getShape()), steps(microType.getRank(), 1);
+      starts[0] = k * rows;
+      limits[0] = (k + 1) * rows;
+      operands.push_back(
+          b.create<dtg::SliceOp>(full, starts, limits, steps));
+    }
+    // Dropout key: (seed, step * m + k).
+    Value index = b.create<dtg::AddOp>(stepTimesM, b.scalar(i64, double(k)));
+    Value key = b.create<dtg::ConcatOp>(
+        ValueRange{b.reshape(hyper["seed"], {1}), b.reshape(index, {1})},
+        int64_t(0));
+    operands.push_back(key);
+    auto call = builder.create<func::CallOp>(loc, micro, operands);
+    ValueRange r = call.getResults();
+    lossSum = lossSum ? b.create<dtg::AddOp>(lossSum, r[0]) : r[0];
+    count = count ? b.create<dtg::AddOp>(count, r[1]) : r[1];
+    for (size_t g = 0; g < trainable.size(); ++g) {
+      Value grad = r[2 + g];
+      if (gradSums.size() <= g)
+        gradSums.push_back(grad);
+      else
+        gradSums[g] = b.create<dtg::AddOp>(gradSums[g], grad);
+    }
+    for (size_t s = 0; s < state.size(); ++s)
+      currentState[s] = r[2 + trainable.size() + s];
+  }
+
+  // Mean over counted positions, global norm, clipping.
+  Type f64 = builder.getF64Type();
+  Value loss = b.create<dtg::DivOp>(lossSum, count);
+  Value sumSquares;
+  for (auto [g, index] : llvm::zip(gradSums, trainable)) {
+    Type t = tensorType(g).getElementType();
+    g = b.create<dtg::DivOp>(g, b.castTo(count, t));
+    SmallVector<int64_t> axes =
+        llvm::to_vector(llvm::seq<int64_t>(0, tensorType(g).getRank()));
+    Value sq = b.castTo(
+        b.create<dtg::ReduceSumOp>(b.create<dtg::MulOp>(g, g), axes, false),
+        f64);
+    sumSquares = sumSquares ? b.create<dtg::AddOp>(sumSquares, sq) : sq;
+  }
+  Value norm = b.create<dtg::SqrtOp>(sumSquares);
+  Value clip = hyper["clip_norm"];
+  Value coef = b.create<dtg::DivOp>(
+      clip, b.create<dtg::AddOp>(norm, b.scalar(f64, 1e-6)));
+  coef = b.create<dtg::MinOp>(coef, b.scalar(f64, 1.0));
+  coef = b.create<dtg::WhereOp>(
+      b.create<dtg::GreaterOp>(clip, b.scalar(f64, 0.0)), coef,
+      b.scalar(f64, 1.0));
+
+  // Learning rate and updates.
+  Value k1 = b.create<dtg::AddOp>(step, b.scalar(i64, 1.0));
+  Value lrK = builder.create<dtg::LrScheduleOp>(
+      loc, hyper["lr"], k1, hyper["warmup"], hyper["total_steps"],
+      hyper["min_lr"], hyper["lr_schedule"]);
+  Value first = b.create<dtg::EqualOp>(step, b.scalar(i64, 0.0));
+  Value zero = b.scalar(f64, 0.0);
+  SmallVector<Value> results;
+  SmallVector<Value> newParams, newOpt;
+  for (auto [g, index] : llvm::zip(gradSums, trainable)) {
+    Type t = tensorType(g).getElementType();
+    g = b.create<dtg::DivOp>(g, b.castTo(count, t));
+    g = b.create<dtg::MulOp>(g, b.castTo(coef, t));
+    StringRef name = argString(main, index, kName);
+    Value wd = matchesAny(name, noDecay) ? zero : hyper["weight_decay"];
+    Value p = paramArg[index];
+    if (sgd) {
+      auto update = builder.create<dtg::SgdUpdateOp>(
+          loc, p, g, optState[index][0], lrK, hyper["momentum"],
+          hyper["dampening"], wd, hyper["nesterov"], first);
+      newParams.push_back(update.getNewParam());
+      newOpt.push_back(update.getNewMomentumBuffer());
+    } else {
+      auto update = builder.create<dtg::AdamWUpdateOp>(
+          loc, p, g, optState[index][0], optState[index][1], lrK,
+          hyper["beta1"], hyper["beta2"], hyper["eps"], wd, k1);
+      newParams.push_back(update.getNewParam());
+      newOpt.push_back(update.getNewExpAvg());
+      newOpt.push_back(update.getNewExpAvgSq());
+    }
+  }
+  for (auto [v, index] : llvm::zip(newParams, trainable))
+    out.add(ctx, v.getType(), argString(main, index, kName), "parameter");
+  for (auto [v, index] : llvm::zip(currentState, state))
+    out.add(ctx, v.getType(), argString(main, index, kName), "state");
+  unsigned o = 0;
+  for (unsigned index : trainable)
+    for (const std::string &suffix : stateSuffixes) {
+      out.add(ctx, newOpt[o++].getType(),
+              (argString(main, index, kName) + "." + suffix).str(),
+              "optimizer_state");
+    }
+  out.add(ctx, loss.getType(), "loss", "metric");
+  out.add(ctx, lrK.getType(), "lr", "metric");
+  out.add(ctx, norm.getType(), "grad_norm", "metric");
+  llvm::append_range(results, newParams);
+  llvm::append_range(results, currentState);
+  llvm::append_range(results, newOpt);
+  results.push_back(loss);
+  results.push_back(lrK);
+  results.push_back(norm);
+  builder.create<func::ReturnOp>(loc, results);
+  func.setFunctionType(FunctionType::get(ctx, in.types, out.types));
+  func.setAllArgAttrs(in.attrs);
+  func.setAllResultAttrs(out.attrs);
+  return success();
+}
+
+LogicalResult BuildTrainStepPass::build() {
+  ModuleOp module = getOperation();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return module.emitError("the module has no @main to train");
+  if (module.lookupSymbol("train_step") || module.lookupSymbol("micro_step"))
+    return module.emitError("the module already has a training step");
+  if (optimizer != "sgd" && optimizer != "adamw")
+    return main.emitError("--optimizer must be sgd or adamw, got '")
+           << optimizer << "'";
+  if (lrSchedule != "constant" && lrSchedule != "linear" &&
+      lrSchedule != "cosine")
+    return main.emitError("--lr-schedule must be constant, linear or cosine, "
+                          "got '")
+           << lrSchedule << "'";
+  if (microBatches < 1)
+    return main.emitError("--micro-batches must be at least 1");
+  if (lrSchedule != "constant" && totalSteps <= warmup)
+    return main.emitError("--lr-schedule ")
+           << lrSchedule << " needs --total-steps greater than --warmup";
+  for (const std::string &pattern : llvm::concat<std::string>(freeze, noDecay))
+    if (!llvm::GlobPattern::create(pattern))
+      return main.emitError("bad parameter pattern '") << pattern << "'";
+  FailureOr<func::FuncOp> micro = buildMicroStep(main);
+  if (failed(micro))
+    return failure();
+  return buildTrainStep(main, *micro);
+}
