@@ -9,6 +9,8 @@
 #ifndef DTC_COMPILER_DRIVER_COMMANDS_H
 #define DTC_COMPILER_DRIVER_COMMANDS_H
 
+#include "passes/Training/Passes.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -62,6 +64,24 @@ struct TestONNXCommandOptions {
   std::string filter;
 };
 int runTestONNXCommand(const TestONNXCommandOptions &options);
+
+struct InterpretTrainCommandOptions {
+  std::string model;
+  ShapeOptions shapes;
+  /// Samples per optimizer step (this rank) and per micro-batch.
+  int64_t globalBatch = 0;
+  int64_t microBatch = 0;
+  /// NAME=FILE.npy entries (comma-separated lists allowed), or synthetic data.
+  std::vector<std::string> data;
+  int64_t steps = 1;
+  std::string logJsonl;
+  /// Folder to write the step-1 gradients into, one NAME.npy per parameter.
+  std::string dumpGradients;
+  /// How the training step is built (loss, optimizer, hyperparameters);
+  /// micro-batches is derived from the batch sizes.
+  BuildTrainStepPassOptions training;
+};
+int runInterpretTrainCommand(const InterpretTrainCommandOptions &options);
 
 } // namespace mlir::dtc
 

@@ -243,7 +243,15 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
 
   // Dropout keys come from the step: a new trailing argument.
   auto keyType = RankedTensorType::get({2}, IntegerType::get(ctx, 64));
-  BlockArgument key = body.addArgument(keyType, loc);
+  unsigned keyIndex = body.getNumArguments();
+  micro.insertArgument(
+      keyIndex, keyType,
+      DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx, kName),
+                                               StringAttr::get(ctx, "key")),
+                                NamedAttribute(StringAttr::get(ctx, kRole),
+                                               StringAttr::get(ctx, "key"))}),
+      loc);
+  BlockArgument key = body.getArgument(keyIndex);
   micro.walk([&](dtg::DropoutOp op) { op.getKeyMutable().assign(key); });
 
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -307,10 +315,6 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   micro.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
                                           ValueRange(results).getTypes()));
   micro.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
-  micro.setArgAttrs(body.getNumArguments() - 1,
-                    ArrayRef<NamedAttribute>{
-                        builder.getNamedAttr(kName, builder.getStringAttr("key")),
-                        builder.getNamedAttr(kRole, builder.getStringAttr("key"))});
   micro.setPrivate();
   return micro;
 }
@@ -474,9 +478,10 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   Type f64 = builder.getF64Type();
   Value loss = b.create<dtg::DivOp>(lossSum, count);
   Value sumSquares;
-  for (auto [g, index] : llvm::zip(gradSums, trainable)) {
-    Type t = tensorType(g).getElementType();
-    g = b.create<dtg::DivOp>(g, b.castTo(count, t));
+  // (llvm::zip binds references: copy before rebinding.)
+  for (Value sum : gradSums) {
+    Type t = tensorType(sum).getElementType();
+    Value g = b.create<dtg::DivOp>(sum, b.castTo(count, t));
     SmallVector<int64_t> axes =
         llvm::to_vector(llvm::seq<int64_t>(0, tensorType(g).getRank()));
     Value sq = b.castTo(
@@ -501,11 +506,12 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   Value first = b.create<dtg::EqualOp>(step, b.scalar(i64, 0.0));
   Value zero = b.scalar(f64, 0.0);
   SmallVector<Value> results;
-  SmallVector<Value> newParams, newOpt;
-  for (auto [g, index] : llvm::zip(gradSums, trainable)) {
-    Type t = tensorType(g).getElementType();
-    g = b.create<dtg::DivOp>(g, b.castTo(count, t));
+  SmallVector<Value> newParams, newOpt, applied;
+  for (auto [sum, index] : llvm::zip(gradSums, trainable)) {
+    Type t = tensorType(sum).getElementType();
+    Value g = b.create<dtg::DivOp>(sum, b.castTo(count, t));
     g = b.create<dtg::MulOp>(g, b.castTo(coef, t));
+    applied.push_back(g);
     StringRef name = argString(main, index, kName);
     Value wd = matchesAny(name, noDecay) ? zero : hyper["weight_decay"];
     Value p = paramArg[index];
@@ -538,12 +544,17 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   out.add(ctx, loss.getType(), "loss", "metric");
   out.add(ctx, lrK.getType(), "lr", "metric");
   out.add(ctx, norm.getType(), "grad_norm", "metric");
+  if (returnGradients)
+    for (auto [g, index] : llvm::zip(applied, trainable))
+      out.add(ctx, g.getType(), argString(main, index, kName), "gradient");
   llvm::append_range(results, newParams);
   llvm::append_range(results, currentState);
   llvm::append_range(results, newOpt);
   results.push_back(loss);
   results.push_back(lrK);
   results.push_back(norm);
+  if (returnGradients)
+    llvm::append_range(results, applied);
   builder.create<func::ReturnOp>(loc, results);
   func.setFunctionType(FunctionType::get(ctx, in.types, out.types));
   func.setAllArgAttrs(in.attrs);

@@ -106,6 +106,9 @@ def BuildTrainStepPass : Pass<"dtc-build-train-step", "ModuleOp"> {
            "Steps of the schedule">,
     Option<"minLr", "min-lr", "double", /*default=*/"0", "Floor of the schedule">,
     Option<"seed", "seed", "int64_t", /*default=*/"0", "Dropout seed">,
+    Option<"returnGradients", "return-gradients", "bool", /*default=*/"false",
+           "Also return each trainable parameter's gradient as applied "
+           "(averaged and clipped), role 'gradient' (for checking)">,
   ];
   let dependentDialects = ["::mlir::dtg::DTGDialect", "::mlir::func::FuncDialect"];
 }

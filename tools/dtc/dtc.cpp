@@ -59,6 +59,111 @@ static cl::opt<double> rtol("rtol",
                             cl::desc("Largest relative L2 error accepted"),
                             cl::init(1e-5), cl::sub(interpretCmd));
 
+static cl::SubCommand interpretTrainCmd(
+    "interpret-train", "Build a model's training step and run it in the "
+                       "reference interpreter (the oracle of compiled training)");
+static cl::opt<std::string> trainModelPath(cl::Positional,
+                                           cl::desc("MODEL.onnx"), cl::Required,
+                                           cl::sub(interpretTrainCmd));
+
+// Model options of training (interpret-train; compile later).
+static cl::OptionCategory trainingCategory("Training options");
+static cl::opt<int64_t> globalBatch("global-batch",
+                                    cl::desc("Samples per optimizer step"),
+                                    cl::value_desc("N"), cl::sub(interpretTrainCmd),
+                                    cl::cat(trainingCategory));
+static cl::opt<int64_t> microBatch(
+    "micro-batch", cl::desc("Samples per micro-batch (default: the global batch)"),
+    cl::value_desc("N"), cl::sub(interpretTrainCmd), cl::cat(trainingCategory));
+static cl::opt<std::string> lossOutput("loss-output",
+                                       cl::desc("Output that is the loss"),
+                                       cl::sub(interpretTrainCmd),
+                                       cl::cat(trainingCategory));
+static cl::opt<std::string> lossKind("loss",
+                                     cl::desc("Append a loss: cross_entropy|mse"),
+                                     cl::sub(interpretTrainCmd),
+                                     cl::cat(trainingCategory));
+static cl::opt<std::string> logitsName("logits",
+                                       cl::desc("Output the appended loss reads"),
+                                       cl::sub(interpretTrainCmd),
+                                       cl::cat(trainingCategory));
+static cl::opt<std::string> labelsName("labels",
+                                       cl::desc("Input with the loss targets"),
+                                       cl::sub(interpretTrainCmd),
+                                       cl::cat(trainingCategory));
+static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd|adamw"),
+                                          cl::init("adamw"),
+                                          cl::sub(interpretTrainCmd),
+                                          cl::cat(trainingCategory));
+static cl::list<std::string> freezeList("freeze",
+                                        cl::desc("Parameters not to train "
+                                                 "(glob patterns)"),
+                                        cl::CommaSeparated,
+                                        cl::sub(interpretTrainCmd),
+                                        cl::cat(trainingCategory));
+static cl::list<std::string> noDecayList("no-decay",
+                                         cl::desc("Parameters exempt from "
+                                                  "weight decay (glob patterns)"),
+                                         cl::CommaSeparated,
+                                         cl::sub(interpretTrainCmd),
+                                         cl::cat(trainingCategory));
+static cl::opt<double> lrOpt("lr", cl::desc("Peak learning rate"),
+                             cl::init(1e-3), cl::sub(interpretTrainCmd),
+                             cl::cat(trainingCategory));
+static cl::opt<double> momentumOpt("momentum", cl::desc("SGD momentum"),
+                                   cl::init(0), cl::sub(interpretTrainCmd),
+                                   cl::cat(trainingCategory));
+static cl::opt<double> dampeningOpt("dampening", cl::desc("SGD dampening"),
+                                    cl::init(0), cl::sub(interpretTrainCmd),
+                                    cl::cat(trainingCategory));
+static cl::opt<bool> nesterovOpt("nesterov", cl::desc("SGD Nesterov momentum"),
+                                 cl::sub(interpretTrainCmd),
+                                 cl::cat(trainingCategory));
+static cl::list<double> betasOpt("betas", cl::desc("AdamW betas (B1,B2)"),
+                                 cl::CommaSeparated, cl::sub(interpretTrainCmd),
+                                 cl::cat(trainingCategory));
+static cl::opt<double> epsOpt("eps", cl::desc("AdamW epsilon"), cl::init(1e-8),
+                              cl::sub(interpretTrainCmd),
+                              cl::cat(trainingCategory));
+static cl::opt<double> weightDecayOpt(
+    "weight-decay", cl::desc("Weight decay (default 0 for SGD, 0.01 AdamW)"),
+    cl::init(-1), cl::sub(interpretTrainCmd), cl::cat(trainingCategory));
+static cl::opt<double> clipNormOpt("clip-norm",
+                                   cl::desc("Clip the global gradient norm"),
+                                   cl::init(0), cl::sub(interpretTrainCmd),
+                                   cl::cat(trainingCategory));
+static cl::opt<std::string> lrScheduleOpt("lr-schedule",
+                                          cl::desc("constant|linear|cosine"),
+                                          cl::init("constant"),
+                                          cl::sub(interpretTrainCmd),
+                                          cl::cat(trainingCategory));
+static cl::opt<int64_t> warmupOpt("warmup", cl::desc("Warmup steps"),
+                                  cl::init(0), cl::sub(interpretTrainCmd),
+                                  cl::cat(trainingCategory));
+static cl::opt<int64_t> totalStepsOpt("total-steps",
+                                      cl::desc("Steps of the schedule"),
+                                      cl::init(0), cl::sub(interpretTrainCmd),
+                                      cl::cat(trainingCategory));
+static cl::opt<double> minLrOpt("min-lr", cl::desc("Floor of the schedule"),
+                                cl::init(0), cl::sub(interpretTrainCmd),
+                                cl::cat(trainingCategory));
+static cl::opt<int64_t> seedOpt("seed", cl::desc("Dropout seed"), cl::init(0),
+                                cl::sub(interpretTrainCmd),
+                                cl::cat(trainingCategory));
+static cl::list<std::string> trainData("data",
+                                       cl::desc("Training data "
+                                                "(NAME=FILE.npy,...)"),
+                                       cl::sub(interpretTrainCmd));
+static cl::opt<int64_t> stepsOpt("steps", cl::desc("Optimizer steps"),
+                                 cl::init(1), cl::sub(interpretTrainCmd));
+static cl::opt<std::string> logJsonl("log-jsonl",
+                                     cl::desc("Write one JSON object per step"),
+                                     cl::sub(interpretTrainCmd));
+static cl::opt<std::string> dumpGradients(
+    "dump-gradients",
+    cl::desc("Write the step-1 gradients as NAME.npy into this folder"),
+    cl::sub(interpretTrainCmd));
+
 // test-onnx
 static cl::list<std::string> testDirs(cl::Positional, cl::desc("DIR..."),
                                       cl::OneOrMore, cl::sub(testOnnxCmd));
@@ -112,6 +217,49 @@ int main(int argc, char **argv) {
     options.outputDir = outputDir;
     options.rtol = rtol;
     return runInterpretCommand(options);
+  }
+  if (interpretTrainCmd) {
+    InterpretTrainCommandOptions options;
+    options.model = trainModelPath;
+    options.globalBatch = globalBatch;
+    options.microBatch = microBatch;
+    options.data.assign(trainData.begin(), trainData.end());
+    options.steps = stepsOpt;
+    options.logJsonl = logJsonl;
+    options.dumpGradients = dumpGradients;
+    BuildTrainStepPassOptions &t = options.training;
+    t.lossOutput = lossOutput;
+    t.loss = lossKind;
+    t.logits = logitsName;
+    t.labels = labelsName;
+    t.optimizer = optimizerName;
+    static std::vector<std::string> freeze(freezeList.begin(),
+                                           freezeList.end());
+    static std::vector<std::string> noDecay(noDecayList.begin(),
+                                            noDecayList.end());
+    t.freeze = freeze;
+    t.noDecay = noDecay;
+    t.lr = lrOpt;
+    t.momentum = momentumOpt;
+    t.dampening = dampeningOpt;
+    t.nesterov = nesterovOpt;
+    if (!betasOpt.empty()) {
+      if (betasOpt.size() != 2) {
+        errs() << "dtc: error: --betas expects two values B1,B2\n";
+        return 1;
+      }
+      t.beta1 = betasOpt[0];
+      t.beta2 = betasOpt[1];
+    }
+    t.eps = epsOpt;
+    t.weightDecay = weightDecayOpt;
+    t.clipNorm = clipNormOpt;
+    t.lrSchedule = lrScheduleOpt;
+    t.warmup = warmupOpt;
+    t.totalSteps = totalStepsOpt;
+    t.minLr = minLrOpt;
+    t.seed = seedOpt;
+    return runInterpretTrainCommand(options);
   }
   if (testOnnxCmd) {
     TestONNXCommandOptions options;
