@@ -2,7 +2,8 @@
 //
 // Data movement: every kernel here copies elements (floats from `f`, integers
 // and booleans from `i`) from operand positions to result positions; none
-// computes a new value except pad's fill and scatter's accumulation.
+// computes a new value except pad's fill and the sums of scatter and of the
+// gradient primitives (gather_grad, pad_grad).
 //
 //===----------------------------------------------------------------------===//
 
@@ -324,6 +325,111 @@ LogicalResult triluKernel(Operation *op, ArrayRef<Tensor> in,
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Gradient primitives (adjoints of gather, slice and pad)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Stores the double accumulators `acc` into a float tensor, rounding each
+/// to the element type once.
+Tensor storeAccumulated(Type type, const std::vector<double> &acc) {
+  Tensor result = makeResult(type);
+  for (auto [k, value] : llvm::enumerate(acc))
+    result.set(static_cast<int64_t>(k), value);
+  return result;
+}
+
+LogicalResult gatherGradKernel(Operation *op, ArrayRef<Tensor> in,
+                               SmallVectorImpl<Tensor> &out) {
+  auto axis = static_cast<int64_t>(cast<GatherGradOp>(op).getAxis());
+  const Tensor &grad = in[0], &indices = in[1];
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t outer = product(shape, 0, axis);
+  int64_t size = shape[axis];
+  int64_t inner = product(shape, axis + 1, type.getRank());
+  int64_t count = indices.numElements();
+  std::vector<double> acc(type.getNumElements(), 0.0);
+  for (int64_t j = 0; j < count; ++j) {
+    FailureOr<int64_t> index = readIndex(op, indices, j, size, axis);
+    if (failed(index))
+      return failure();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t n = 0; n < inner; ++n)
+        acc[(o * size + *index) * inner + n] +=
+            grad.f[(o * count + j) * inner + n];
+  }
+  out.push_back(storeAccumulated(type, acc));
+  return success();
+}
+
+LogicalResult sliceGradKernel(Operation *op, ArrayRef<Tensor> in,
+                              SmallVectorImpl<Tensor> &out) {
+  auto sliceGrad = cast<SliceGradOp>(op);
+  ArrayRef<int64_t> starts = sliceGrad.getStarts(),
+                    steps = sliceGrad.getSteps();
+  const Tensor &grad = in[0];
+  Tensor result = makeResult(op->getResult(0).getType());
+  SmallVector<int64_t> strides = stridesOf(result.shape);
+  SmallVector<int64_t> coords;
+  for (int64_t k = 0, e = grad.numElements(); k < e; ++k) {
+    unravel(k, grad.shape, coords);
+    int64_t index = 0;
+    for (int64_t d = 0; d < result.rank(); ++d) {
+      int64_t c = starts[d] + coords[d] * steps[d];
+      if (c < 0 || c >= result.shape[d])
+        return op->emitError("slice index ") << c << " leaves dimension " << d
+                                             << " of size " << result.shape[d];
+      index += c * strides[d];
+    }
+    // The indices a slice takes are distinct: a copy, not a sum.
+    result.f[index] = grad.f[k];
+  }
+  out.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult padGradKernel(Operation *op, ArrayRef<Tensor> in,
+                            SmallVectorImpl<Tensor> &out) {
+  auto padGrad = cast<PadGradOp>(op);
+  ArrayRef<int64_t> low = padGrad.getLow();
+  StringRef mode = padGrad.getMode();
+  const Tensor &grad = in[0];
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> strides = stridesOf(shape);
+  std::vector<double> acc(type.getNumElements(), 0.0);
+  SmallVector<int64_t> coords;
+  // The same coordinate map as the pad kernel, run backwards.
+  for (int64_t k = 0, e = grad.numElements(); k < e; ++k) {
+    unravel(k, grad.shape, coords);
+    bool inside = true;
+    int64_t index = 0;
+    for (int64_t d = 0, rank = type.getRank(); d < rank; ++d) {
+      int64_t c = coords[d] - low[d];
+      int64_t size = shape[d];
+      if (c < 0 || c >= size) {
+        if (mode == "constant") {
+          inside = false;
+          break;
+        }
+        if (size == 0)
+          return op->emitError("cannot ")
+                 << mode << "-pad empty dimension " << d;
+        c = foldCoordinate(c, size, mode == "reflect");
+      }
+      index += c * strides[d];
+    }
+    if (inside)
+      acc[index] += grad.f[k];
+  }
+  out.push_back(storeAccumulated(type, acc));
+  return success();
+}
+
+} // namespace
+
 void mlir::dtg::interp::registerShapeKernels(KernelRegistry &registry) {
   registry.add<ReshapeOp>(reshapeKernel);
   registry.add<TransposeOp>(transposeKernel);
@@ -336,4 +442,7 @@ void mlir::dtg::interp::registerShapeKernels(KernelRegistry &registry) {
   registry.add<TileOp>(tileKernel);
   registry.add<PadOp>(padKernel);
   registry.add<TriluOp>(triluKernel);
+  registry.add<GatherGradOp>(gatherGradKernel);
+  registry.add<SliceGradOp>(sliceGradKernel);
+  registry.add<PadGradOp>(padGradKernel);
 }

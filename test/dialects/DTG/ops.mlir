@@ -355,3 +355,31 @@ func.func @nll_loss(%logp: tensor<4x10x3xf32>, %t: tensor<4x3xi64>, %w: tensor<1
   %2 = dtg.nll_loss %logp, %t {reduction = "sum"} : tensor<4x10x3xf32>, tensor<4x3xi64> -> tensor<f32>
   return
 }
+
+// Tests that the gradient primitives of convolution and pooling round-trip.
+// CHECK-LABEL: func.func @nn_gradient_primitives
+// CHECK-SAME: (%[[G:.+]]: tensor<1x4x4x4xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>, %[[X:.+]]: tensor<1x3x8x8xf32>, %[[GP:.+]]: tensor<1x3x4x4xf32>, %[[GA:.+]]: tensor<1x3x5x5xf32>)
+func.func @nn_gradient_primitives(%g: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>, %x: tensor<1x3x8x8xf32>, %gp: tensor<1x3x4x4xf32>, %ga: tensor<1x3x5x5xf32>) {
+  // CHECK: dtg.conv_input_grad %[[G]], %[[W]] {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x4x4xf32>, tensor<4x3x3x3xf32> -> tensor<1x3x8x8xf32>
+  %0 = dtg.conv_input_grad %g, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : tensor<1x4x4x4xf32>, tensor<4x3x3x3xf32> -> tensor<1x3x8x8xf32>
+  // CHECK: dtg.conv_weight_grad %[[G]], %[[X]] {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x4x4xf32>, tensor<1x3x8x8xf32> -> tensor<4x3x3x3xf32>
+  %1 = dtg.conv_weight_grad %g, %x {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : tensor<1x4x4x4xf32>, tensor<1x3x8x8xf32> -> tensor<4x3x3x3xf32>
+  // CHECK: dtg.max_pool_grad %[[GP]], %[[X]] {ceil_mode = false, dilations = array<i64: 1, 1>, kernel = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : tensor<1x3x4x4xf32>, tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>
+  %2 = dtg.max_pool_grad %gp, %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<1x3x4x4xf32>, tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>
+  // CHECK: dtg.avg_pool_grad %[[GA]] {ceil_mode = true, count_include_pad = false, dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x5x5xf32> -> tensor<1x3x8x8xf32>
+  %3 = dtg.avg_pool_grad %ga {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = true, count_include_pad = false} : tensor<1x3x5x5xf32> -> tensor<1x3x8x8xf32>
+  return
+}
+
+// Tests that the gradient primitives of gather, slice and pad round-trip.
+// CHECK-LABEL: func.func @shape_gradient_primitives
+// CHECK-SAME: (%[[G:.+]]: tensor<4x5x8xf32>, %[[IDS:.+]]: tensor<4x5xi64>, %[[S:.+]]: tensor<2x3xf32>, %[[P:.+]]: tensor<2x6xf32>)
+func.func @shape_gradient_primitives(%g: tensor<4x5x8xf32>, %ids: tensor<4x5xi64>, %s: tensor<2x3xf32>, %p: tensor<2x6xf32>) {
+  // CHECK: dtg.gather_grad %[[G]], %[[IDS]] {axis = 0 : i64} : tensor<4x5x8xf32>, tensor<4x5xi64> -> tensor<100x8xf32>
+  %0 = dtg.gather_grad %g, %ids {axis = 0 : i64} : tensor<4x5x8xf32>, tensor<4x5xi64> -> tensor<100x8xf32>
+  // CHECK: dtg.slice_grad %[[S]] {limits = array<i64: 2, -1>, starts = array<i64: 0, 4>, steps = array<i64: 1, -2>} : tensor<2x3xf32> -> tensor<2x5xf32>
+  %1 = dtg.slice_grad %s {starts = array<i64: 0, 4>, limits = array<i64: 2, -1>, steps = array<i64: 1, -2>} : tensor<2x3xf32> -> tensor<2x5xf32>
+  // CHECK: dtg.pad_grad %[[P]] {high = array<i64: 0, 1>, low = array<i64: 0, 2>, mode = "reflect"} : tensor<2x6xf32> -> tensor<2x3xf32>
+  %2 = dtg.pad_grad %p {low = array<i64: 0, 2>, high = array<i64: 0, 1>, mode = "reflect"} : tensor<2x6xf32> -> tensor<2x3xf32>
+  return
+}
