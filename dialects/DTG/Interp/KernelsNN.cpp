@@ -657,6 +657,223 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<Tensor> in,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Gradient primitives of convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Checks the shapes of a convolution of `input` [N, C, D...] with `weight`
+/// [F, C/group, K...] into `grad` [N, F, O...], as the verifiers of the
+/// gradient ops do (the window itself is checked by checkWindow).
+LogicalResult checkConvGradShapes(Operation *op, ArrayRef<int64_t> input,
+                                  ArrayRef<int64_t> weight,
+                                  ArrayRef<int64_t> grad, int64_t group) {
+  if (input.size() < 3 || weight.size() != input.size() ||
+      grad.size() != input.size())
+    return op->emitError("input, weight and gradient need the same rank >= 3");
+  if (group <= 0 || weight[0] % group != 0 || input[1] % group != 0 ||
+      weight[1] != input[1] / group || grad[0] != input[0] ||
+      grad[1] != weight[0])
+    return op->emitError("operand shapes do not match the result");
+  return success();
+}
+
+/// The gradient of dtg.conv with respect to its input: every output
+/// position's gradient, times each tap's weight, added to the input element
+/// the tap read.
+LogicalResult convInputGradKernel(Operation *op, ArrayRef<Tensor> in,
+                                  SmallVectorImpl<Tensor> &out) {
+  auto convGrad = cast<ConvInputGradOp>(op);
+  const Tensor &grad = in[0], &weight = in[1];
+  Tensor result = makeResult(op->getResult(0).getType());
+  int64_t group = convGrad.getGroup();
+  if (failed(checkConvGradShapes(op, result.shape, weight.shape, grad.shape,
+                                 group)))
+    return failure();
+  Window w = makeWindow(
+      result, grad, ArrayRef<int64_t>(weight.shape).drop_front(2),
+      convGrad.getStrides(), convGrad.getPads(), convGrad.getDilations());
+  if (failed(checkWindow(op, w, /*ceilMode=*/false)))
+    return failure();
+  int64_t batch = result.shape[0], channels = result.shape[1];
+  int64_t filters = weight.shape[0];
+  int64_t inputSize = product(w.inputSpatial);
+  int64_t outputSize = product(w.outputSpatial);
+  int64_t kernelSize = product(w.kernel);
+  int64_t channelsPerGroup = channels / group;
+  int64_t filtersPerGroup = filters / group;
+
+  std::vector<double> acc(result.numElements(), 0.0);
+  SmallVector<int64_t> position(w.rank(), 0);
+  for (int64_t p = 0; p < outputSize;
+       ++p, nextIndex(position, w.outputSpatial)) {
+    Taps taps = windowTaps(w, position);
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t f = 0; f < filters; ++f) {
+        int64_t g = f / filtersPerGroup;
+        double gradValue = grad.f[(n * filters + f) * outputSize + p];
+        for (int64_t c = 0; c < channelsPerGroup; ++c) {
+          int64_t inputBase =
+              (n * channels + g * channelsPerGroup + c) * inputSize;
+          int64_t weightBase = (f * channelsPerGroup + c) * kernelSize;
+          for (size_t t = 0; t < taps.input.size(); ++t)
+            acc[inputBase + taps.input[t]] +=
+                gradValue * weight.f[weightBase + taps.kernel[t]];
+        }
+      }
+    }
+  }
+  for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+    result.set(k, acc[k]);
+  out.push_back(std::move(result));
+  return success();
+}
+
+/// The gradient of dtg.conv with respect to its weight: for each tap, the
+/// sum over batch and output positions of the output gradient times the
+/// input element the tap read (padding reads zero and adds nothing).
+LogicalResult convWeightGradKernel(Operation *op, ArrayRef<Tensor> in,
+                                   SmallVectorImpl<Tensor> &out) {
+  auto convGrad = cast<ConvWeightGradOp>(op);
+  const Tensor &grad = in[0], &input = in[1];
+  Tensor result = makeResult(op->getResult(0).getType());
+  int64_t group = convGrad.getGroup();
+  if (failed(checkConvGradShapes(op, input.shape, result.shape, grad.shape,
+                                 group)))
+    return failure();
+  Window w = makeWindow(
+      input, grad, ArrayRef<int64_t>(result.shape).drop_front(2),
+      convGrad.getStrides(), convGrad.getPads(), convGrad.getDilations());
+  if (failed(checkWindow(op, w, /*ceilMode=*/false)))
+    return failure();
+  int64_t batch = input.shape[0], channels = input.shape[1];
+  int64_t filters = result.shape[0];
+  int64_t inputSize = product(w.inputSpatial);
+  int64_t outputSize = product(w.outputSpatial);
+  int64_t kernelSize = product(w.kernel);
+  int64_t channelsPerGroup = channels / group;
+  int64_t filtersPerGroup = filters / group;
+
+  std::vector<double> acc(result.numElements(), 0.0);
+  SmallVector<int64_t> position(w.rank(), 0);
+  for (int64_t p = 0; p < outputSize;
+       ++p, nextIndex(position, w.outputSpatial)) {
+    Taps taps = windowTaps(w, position);
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t f = 0; f < filters; ++f) {
+        int64_t g = f / filtersPerGroup;
+        double gradValue = grad.f[(n * filters + f) * outputSize + p];
+        for (int64_t c = 0; c < channelsPerGroup; ++c) {
+          int64_t inputBase =
+              (n * channels + g * channelsPerGroup + c) * inputSize;
+          int64_t weightBase = (f * channelsPerGroup + c) * kernelSize;
+          for (size_t t = 0; t < taps.input.size(); ++t)
+            acc[weightBase + taps.kernel[t]] +=
+                gradValue * input.f[inputBase + taps.input[t]];
+        }
+      }
+    }
+  }
+  for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+    result.set(k, acc[k]);
+  out.push_back(std::move(result));
+  return success();
+}
+
+/// Checks that a pooling gradient `grad` fits the pooled input's shape
+/// `input` (the window itself is checked by checkWindow).
+LogicalResult checkPoolGradShapes(Operation *op, const Tensor &grad,
+                                  ArrayRef<int64_t> input) {
+  if (grad.rank() < 3 || grad.rank() != static_cast<int64_t>(input.size()) ||
+      grad.shape[0] != input[0] || grad.shape[1] != input[1])
+    return op->emitError("gradient shape does not match the input");
+  return success();
+}
+
+/// The gradient of dtg.max_pool: each window's gradient goes to the element
+/// PyTorch's CPU kernel selects, the first strict maximum in tap order
+/// (`val > max || isnan(val)`, starting from the first tap inside the input).
+LogicalResult maxPoolGradKernel(Operation *op, ArrayRef<Tensor> in,
+                                SmallVectorImpl<Tensor> &out) {
+  auto pool = cast<MaxPoolGradOp>(op);
+  const Tensor &grad = in[0], &input = in[1];
+  Tensor result = makeResult(op->getResult(0).getType());
+  if (failed(checkPoolGradShapes(op, grad, input.shape)))
+    return failure();
+  Window w = makeWindow(input, grad, pool.getKernel(), pool.getStrides(),
+                        pool.getPads(), pool.getDilations());
+  if (failed(checkWindow(op, w, pool.getCeilMode())))
+    return failure();
+  int64_t planes = input.shape[0] * input.shape[1];
+  int64_t inputSize = product(w.inputSpatial);
+  int64_t outputSize = product(w.outputSpatial);
+
+  std::vector<double> acc(result.numElements(), 0.0);
+  SmallVector<int64_t> position(w.rank(), 0);
+  for (int64_t p = 0; p < outputSize;
+       ++p, nextIndex(position, w.outputSpatial)) {
+    Taps taps = windowTaps(w, position);
+    // A window of padding only selects nothing.
+    if (taps.input.empty())
+      continue;
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const double *x = input.f.data() + plane * inputSize;
+      int64_t best = taps.input.front();
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t t : taps.input) {
+        if (x[t] > max || std::isnan(x[t])) {
+          max = x[t];
+          best = t;
+        }
+      }
+      acc[plane * inputSize + best] += grad.f[plane * outputSize + p];
+    }
+  }
+  for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+    result.set(k, acc[k]);
+  out.push_back(std::move(result));
+  return success();
+}
+
+/// The gradient of dtg.avg_pool: each window's gradient divided by the
+/// forward op's divisor, added to every input element the window covers.
+LogicalResult avgPoolGradKernel(Operation *op, ArrayRef<Tensor> in,
+                                SmallVectorImpl<Tensor> &out) {
+  auto pool = cast<AvgPoolGradOp>(op);
+  const Tensor &grad = in[0];
+  Tensor result = makeResult(op->getResult(0).getType());
+  if (failed(checkPoolGradShapes(op, grad, result.shape)))
+    return failure();
+  Window w = makeWindow(result, grad, pool.getKernel(), pool.getStrides(),
+                        pool.getPads(), pool.getDilations());
+  if (failed(checkWindow(op, w, pool.getCeilMode())))
+    return failure();
+  bool countIncludePad = pool.getCountIncludePad();
+  int64_t planes = result.shape[0] * result.shape[1];
+  int64_t inputSize = product(w.inputSpatial);
+  int64_t outputSize = product(w.outputSpatial);
+
+  std::vector<double> acc(result.numElements(), 0.0);
+  SmallVector<int64_t> position(w.rank(), 0);
+  for (int64_t p = 0; p < outputSize;
+       ++p, nextIndex(position, w.outputSpatial)) {
+    Taps taps = windowTaps(w, position);
+    if (taps.input.empty())
+      continue;
+    int64_t count = countIncludePad ? taps.paddedCount
+                                    : static_cast<int64_t>(taps.input.size());
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      double share =
+          grad.f[plane * outputSize + p] / static_cast<double>(count);
+      for (int64_t t : taps.input)
+        acc[plane * inputSize + t] += share;
+    }
+  }
+  for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+    result.set(k, acc[k]);
+  out.push_back(std::move(result));
+  return success();
+}
+
 } // namespace
 
 void mlir::dtg::interp::registerNNKernels(KernelRegistry &registry) {
@@ -693,4 +910,8 @@ void mlir::dtg::interp::registerNNKernels(KernelRegistry &registry) {
                        /*log=*/true, out);
       });
   registry.add<DropoutOp>(dropoutKernel);
+  registry.add<ConvInputGradOp>(convInputGradKernel);
+  registry.add<ConvWeightGradOp>(convWeightGradKernel);
+  registry.add<MaxPoolGradOp>(maxPoolGradKernel);
+  registry.add<AvgPoolGradOp>(avgPoolGradKernel);
 }
