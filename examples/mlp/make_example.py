@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Exports the MLP example (x [B, 16] float, y [B] int64 -> logits [B, 10],
-loss []) with PyTorch's reference outputs. Run with --help for the options."""
+loss []) with PyTorch's reference outputs, and with --train-data and
+--reference-training its training data and PyTorch's reference training
+(../common/train_reference.py). Run with --help for the options."""
 
 import os
 import sys
@@ -25,7 +27,28 @@ def make_inputs(batch, generator):
     return [x, y]
 
 
+def make_train_data(samples, generator):
+    """A learnable task: each class has a random prototype, and a sample is
+    its class's prototype plus as much Gaussian noise."""
+    prototypes = torch.randn(NUM_CLASSES, IN_FEATURES, generator=generator)
+    y = torch.randint(0, NUM_CLASSES, (samples,), generator=generator)
+    x = prototypes[y] + torch.randn(samples, IN_FEATURES, generator=generator)
+    return [x, y]
+
+
+EXAMPLE = export.Example(
+    "mlp", lambda: MLP(IN_FEATURES, 64, NUM_CLASSES), make_inputs,
+    ["x", "y"], ["logits", "loss"], default_batch=8)
+#: The input the loss's targets come from, and the target it does not count.
+LABELS = "y"
+IGNORE_INDEX = -100
+#: Hyperparameters of --reference-training, per optimizer.
+REFERENCE_TRAINING = {
+    "sgd": dict(lr=0.1, momentum=0.9),
+    "adamw": dict(lr=1e-2),
+}
+
 if __name__ == "__main__":
-    export.main(export.Example(
-        "mlp", lambda: MLP(IN_FEATURES, 64, NUM_CLASSES), make_inputs,
-        ["x", "y"], ["logits", "loss"], default_batch=8))
+    import train_reference  # noqa: E402
+
+    train_reference.example_main(sys.modules[__name__])
