@@ -7,6 +7,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/GlobPattern.h"
 
 #define DEBUG_TYPE "dtc-build-train-step"
@@ -21,7 +22,7 @@ using namespace mlir::dtc;
 
 namespace {
 constexpr StringLiteral kName = "dtg.name", kRole = "dtg.role",
-                        kDefault = "dtg.default";
+                        kDefault = "dtg.default", kBackward = "dtg.backward";
 
 StringRef argString(func::FuncOp func, unsigned i, StringRef attr) {
   auto value = func.getArgAttrOfType<StringAttr>(i, attr);
@@ -203,9 +204,11 @@ std::pair<Value, Value> BuildTrainStepPass::lossSumAndCount(GradientBuilder &b,
       Value counted = b.splat(
           RankedTensorType::get(targetType.getShape(), b.builder.getI1Type()),
           1.0);
-      if (auto ignore = nll.getIgnoreIndex())
+      // (The getter returns the attribute's bits as uint64_t.)
+      if (IntegerAttr ignore = nll.getIgnoreIndexAttr())
         counted = b.create<dtg::NotOp>(b.create<dtg::EqualOp>(
-            target, b.scalar(targetType.getElementType(), double(*ignore))));
+            target,
+            b.scalar(targetType.getElementType(), double(ignore.getInt()))));
       Value weights = b.castTo(counted, f);
       if (Value w = nll.getWeight()) {
         Value safe = b.create<dtg::WhereOp>(
@@ -272,9 +275,17 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
     trainable.push_back(i);
     wrt.push_back(body.getArgument(i));
   }
+  llvm::DenseSet<Operation *> forward;
+  for (Operation &op : body)
+    forward.insert(&op);
   FailureOr<SmallVector<Value>> grads = buildGradients(micro, sum, {}, wrt);
   if (failed(grads))
     return failure();
+  // Mark the reverse sweep, so later phases (recompute, the plan's saved
+  // activations) know what the backward reads.
+  for (Operation &op : body)
+    if (!forward.contains(&op))
+      op.setAttr(kBackward, UnitAttr::get(ctx));
   // Drop parameters the loss does not depend on (their gradient is a zero
   // constant): they are not trained.
   SmallVector<unsigned> kept;
@@ -588,5 +599,16 @@ LogicalResult BuildTrainStepPass::build() {
   FailureOr<func::FuncOp> micro = buildMicroStep(main);
   if (failed(micro))
     return failure();
-  return buildTrainStep(main, *micro);
+  if (failed(buildTrainStep(main, *micro)))
+    return failure();
+  // Batch sizes, for the runtime's descriptors and the plan.
+  Builder b(&getContext());
+  int64_t microRows = 0;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (argString(main, i, kRole) == "input")
+      microRows = tensorType(main.getArgument(i)).getDimSize(0);
+  module->setAttr("dtc.micro_batch", b.getI64IntegerAttr(microRows));
+  module->setAttr("dtc.global_batch",
+                  b.getI64IntegerAttr(microRows * microBatches));
+  return success();
 }
