@@ -1,0 +1,94 @@
+/*===- dtcrt.h - the dtc runtime's C ABI ----------------------------------===*
+ *
+ * Generated code (OUTDIR/train.cpp) describes the compiled step with these
+ * structs and hands control to dtcrt_train_main, which implements the
+ * `train` command line (DESIGN.md section 1). The runtime links no MLIR or
+ * LLVM. Functions are named dtcrt_<object>_<verb>.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef DTCRT_DTCRT_H
+#define DTCRT_DTCRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DTCRT_MAX_RANK 8
+
+/* One argument or result of the step function. */
+typedef struct dtcrt_tensor_desc {
+  const char *name;  /* ONNX name (parameters: the initializer's name) */
+  const char *role;  /* parameter, state, optimizer_state, input, hyper,
+                        step (arguments); parameter, state, optimizer_state,
+                        metric, gradient (results) */
+  const char *dtype; /* f32, f64, f16, bf16, i64, i32, i16, i8, u8, bool */
+  int rank;
+  int64_t dims[DTCRT_MAX_RANK];
+  /* Byte offset of the initial value in OUTDIR/weights.bin, or -1
+     (optimizer state starts at zero; inputs come from data). */
+  int64_t weights_offset;
+  /* For role hyper: the compiled-in default. */
+  double default_value;
+  /* For an integer input: the largest valid value (a class count minus one,
+     a vocabulary size minus one), which --synthetic draws up to; 0 when
+     unknown (synthetic integers are then 0 or 1). */
+  int64_t max_value;
+} dtcrt_tensor_desc;
+
+/* What the running step tells the runtime, and how the runtime asks it to
+   check itself. */
+typedef struct dtcrt_step_ctx {
+  uint8_t *arena;
+  int64_t arena_bytes;
+  /* Largest end offset of an arena buffer the step wrote (measured). */
+  int64_t high_water;
+  /* Nonzero: after each kernel, check that no byte outside the buffers the
+     plan says are live changed (dtcrt_guard_check). */
+  int guard;
+  /* The ONNX node of the kernel running, for error messages. */
+  const char *current_op;
+} dtcrt_step_ctx;
+
+/* The generated step: args and results in the order of the descriptors. */
+typedef void (*dtcrt_step_fn)(void *const *args, void *const *results,
+                              dtcrt_step_ctx *ctx);
+
+typedef struct dtcrt_model_desc {
+  const char *name;
+  int num_args;
+  const dtcrt_tensor_desc *args;
+  int num_results;
+  const dtcrt_tensor_desc *results;
+  int64_t arena_bytes; /* the plan's peak */
+  int64_t global_batch;
+  int64_t micro_batch;
+  dtcrt_step_fn step;
+  /* Optional (NULL when the build has none): the forward-only loss, for
+     --eval-data. Same arguments as `step`; writes only the results of role
+     metric (at least "loss") and changes no argument. */
+  dtcrt_step_fn eval_step;
+} dtcrt_model_desc;
+
+/* Runs the `train` command line on `model`; returns the process exit code. */
+int dtcrt_train_main(int argc, char **argv, const dtcrt_model_desc *model);
+
+/* Called by generated code when a buffer [offset, offset + bytes) of the
+   arena is first written. */
+void dtcrt_arena_note(dtcrt_step_ctx *ctx, int64_t offset, int64_t bytes);
+
+/* Guard mode: `live` holds n pairs (offset, bytes) of the arena buffers live
+   across the kernel that just ran (its operands and results included);
+   dtcrt_guard_fill poisons every other byte before it, dtcrt_guard_check
+   verifies them after and ends the run naming `op` if one changed. */
+void dtcrt_guard_fill(dtcrt_step_ctx *ctx, const int64_t *live, int n);
+void dtcrt_guard_check(dtcrt_step_ctx *ctx, const int64_t *live, int n,
+                       const char *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DTCRT_DTCRT_H */

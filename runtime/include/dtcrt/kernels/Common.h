@@ -1,0 +1,198 @@
+//===- Common.h - shapes, element types and helpers of the CPU kernels ---===//
+//
+// The header-only kernel library that generated CPU code calls (namespace
+// dtck). Every kernel computes what the reference interpreter computes for
+// the same dtg op (dialects/DTG/Interp), on static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_KERNELS_COMMON_H
+#define DTCRT_KERNELS_COMMON_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace dtck {
+
+/// Most dimensions a tensor may have.
+constexpr int kMaxRank = 8;
+
+/// A static shape; generated code declares one `static constexpr` per shape.
+struct Shape {
+  int rank;
+  int64_t dims[kMaxRank];
+  constexpr int64_t numel() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d)
+      n *= dims[d];
+    return n;
+  }
+};
+
+/// Row-major strides of `s` into `strides`.
+inline void stridesOf(const Shape &s, int64_t *strides) {
+  int64_t stride = 1;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= s.dims[d];
+  }
+}
+
+/// Strides of `operand` as seen from the broadcast `result` shape (NumPy
+/// rules): 0 along broadcast dimensions, aligned to the trailing axes.
+inline void broadcastStrides(const Shape &operand, const Shape &result,
+                             int64_t *strides) {
+  int64_t own[kMaxRank];
+  stridesOf(operand, own);
+  int lead = result.rank - operand.rank;
+  for (int d = 0; d < result.rank; ++d) {
+    int o = d - lead;
+    strides[d] = (o < 0 || operand.dims[o] == 1) ? 0 : own[o];
+  }
+}
+
+/// True if `a` and `b` are the same shape.
+inline bool sameShape(const Shape &a, const Shape &b) {
+  if (a.rank != b.rank)
+    return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (a.dims[d] != b.dims[d])
+      return false;
+  return true;
+}
+
+/// Reports a run-time error of a kernel (the runtime installs a handler that
+/// names the op being run) and ends the process with a non-zero exit.
+using FailHandler = void (*)(const char *message);
+inline FailHandler &failHandler() {
+  static FailHandler handler = nullptr;
+  return handler;
+}
+[[noreturn]] inline void fail(const char *message) {
+  if (FailHandler h = failHandler())
+    h(message);
+  std::fprintf(stderr, "error: %s\n", message);
+  std::exit(1);
+}
+
+//===----------------------------------------------------------------------===//
+// 16-bit floats: stored in 16 bits, computed in float.
+//===----------------------------------------------------------------------===//
+
+inline uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// bfloat16: the upper half of a float, rounded to nearest even.
+struct bf16 {
+  uint16_t bits;
+  bf16() = default;
+  bf16(float f) {
+    uint32_t u = floatBits(f);
+    if ((u & 0x7fffffff) > 0x7f800000) {
+      bits = uint16_t((u >> 16) | 0x40); // quiet NaN
+      return;
+    }
+    u += 0x7fff + ((u >> 16) & 1);
+    bits = uint16_t(u >> 16);
+  }
+  operator float() const { return bitsFloat(uint32_t(bits) << 16); }
+};
+
+/// IEEE half precision, rounded to nearest even.
+struct f16 {
+  uint16_t bits;
+  f16() = default;
+  f16(float f) {
+    uint32_t u = floatBits(f);
+    uint32_t sign = (u >> 16) & 0x8000;
+    uint32_t abs = u & 0x7fffffff;
+    if (abs > 0x7f800000) {
+      bits = uint16_t(sign | 0x7e00);
+    } else if (abs >= 0x477ff000) { // rounds to >= 65520: infinity
+      bits = uint16_t(sign | 0x7c00);
+    } else if (abs < 0x38800000) { // subnormal or zero in half
+      float scaled = bitsFloat(abs) * 16777216.0f; // 2^24
+      // Round half to even in the subnormal range.
+      float r = std::nearbyint(scaled);
+      bits = uint16_t(sign | uint32_t(r));
+    } else {
+      uint32_t mant = abs & 0x7fffff;
+      uint32_t exp = (abs >> 23) - 112;
+      uint32_t h = (exp << 10) | (mant >> 13);
+      uint32_t rest = mant & 0x1fff;
+      if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+        ++h;
+      bits = uint16_t(sign | h);
+    }
+  }
+  operator float() const {
+    uint32_t sign = uint32_t(bits & 0x8000) << 16;
+    uint32_t exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
+    if (exp == 0)
+      return (sign ? -1.0f : 1.0f) * float(mant) / 16777216.0f;
+    if (exp == 31)
+      return bitsFloat(sign | 0x7f800000 | (mant << 13));
+    return bitsFloat(sign | ((exp + 112) << 23) | (mant << 13));
+  }
+};
+
+/// The type arithmetic on T is done in: float for 16-bit floats, T itself
+/// for float and double, int64_t for integers, bool for bool.
+template <typename T>
+struct ComputeType {
+  using type = std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                                  int64_t, T>;
+};
+template <>
+struct ComputeType<bf16> {
+  using type = float;
+};
+template <>
+struct ComputeType<f16> {
+  using type = float;
+};
+template <typename T>
+using compute_t = typename ComputeType<T>::type;
+
+template <typename T>
+constexpr bool isFloating =
+    std::is_floating_point_v<T> || std::is_same_v<T, bf16> ||
+    std::is_same_v<T, f16>;
+
+/// Converts a computed value back to storage type T: floats round; integers
+/// wrap (two's complement) as the interpreter's wrapToIntegerType does;
+/// bool is value != 0.
+template <typename T, typename C>
+inline T store(C value) {
+  if constexpr (std::is_same_v<T, bool>)
+    return value != C(0);
+  else if constexpr (isFloating<T>)
+    return T(static_cast<compute_t<T>>(value));
+  else
+    return static_cast<T>(static_cast<int64_t>(value));
+}
+
+/// Elements above which a loop runs across OpenMP threads.
+constexpr int64_t kParallelThreshold = 1 << 14;
+
+#define DTCK_STRINGIFY(x) #x
+/// Marks the following `for` as parallel when `n` is large enough.
+#define DTCK_PARALLEL_FOR(n)                                                   \
+  _Pragma(DTCK_STRINGIFY(omp parallel for if ((n) >= dtck::kParallelThreshold)))
+
+} // namespace dtck
+
+#endif // DTCRT_KERNELS_COMMON_H

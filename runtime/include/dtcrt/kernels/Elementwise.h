@@ -1,0 +1,629 @@
+//===- Elementwise.h - elementwise kernels of the CPU target ----*- C++ -*-===//
+//
+// Unary math and activations, binary arithmetic, logic and comparisons with
+// NumPy broadcasting, where, cast, clip, is_nan and is_inf. The reference is
+// dialects/DTG/Interp/KernelsElementwise.cpp.
+//
+// Argument convention of every dtck kernel (Elementwise.h, Shape.h,
+// Reduction.h, Training.h and the families beside them):
+//
+//   dtck::kernel(shapes..., inputs..., attributes..., outputs...);
+//
+// - shapes: `const Shape &`, the operands' in operand order, then the
+//   results'; a shape equal to one already passed by construction is left
+//   out (a unary op passes one shape for operand and result);
+// - inputs: `const T *` in operand order (an absent optional operand is
+//   `nullptr`); rank-0 run-time scalars (a learning rate) are pointers too;
+// - attributes: in the op's attribute order, `double` for float attributes,
+//   `int64_t` for integers, `bool`, enums of this library
+//   (`dtck::PadMode::Reflect`), and `const int64_t *` arrays with one entry
+//   per dimension of a shape already passed;
+// - outputs: `T *` in result order.
+//
+// Element types are template parameters deduced from the pointers. Kernels
+// read every input element they need before writing the output element at
+// the same position, so an output may alias an input of its shape.
+//
+// Numerics: f32 and f64 compute in their own type, bf16 and f16 in float,
+// integers in 64-bit two's complement wrapped to their width (as the
+// interpreter's Tensor::setInt), booleans as 0/1. Results that the
+// interpreter produces by one double-precision rounding step (casts, clip,
+// optimizer statements) use the same step here (roundTo, fromDouble).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_KERNELS_ELEMENTWISE_H
+#define DTCRT_KERNELS_ELEMENTWISE_H
+
+#include "dtcrt/kernels/Common.h"
+
+#include <algorithm>
+
+namespace dtck {
+// Helpers live in dtck::detail: generated code calls only the kernels, and
+// argument-dependent lookup on dtck::bf16 never sees them.
+namespace detail {
+
+/// pi, as a double.
+constexpr double kPi = 3.14159265358979323846;
+
+//===----------------------------------------------------------------------===//
+// Conversions with the interpreter's rounding rules
+//===----------------------------------------------------------------------===//
+
+/// Rounds `value` to float with round-to-odd (truncate, then set the lowest
+/// bit when inexact). Rounding that float to a type of at most 22 significand
+/// bits (bf16, f16) then gives the correctly rounded result of `value`, with
+/// no double rounding.
+inline float roundToOddFloat(double value) {
+  float f = static_cast<float>(value);
+  if (static_cast<double>(f) == value || std::isnan(value))
+    return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+    f = std::nextafter(f, 0.0f);
+  return bitsFloat(floatBits(f) | 1u);
+}
+
+/// `value` rounded to float type T, to nearest even, in one step.
+template <typename T>
+inline T roundTo(double value) {
+  if constexpr (std::is_same_v<T, double>)
+    return value;
+  else if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(value);
+  else
+    return T(detail::roundToOddFloat(value));
+}
+
+/// An integer (64-bit two's complement) wrapped to integer type T; bool is
+/// `value != 0`.
+template <typename T>
+inline T wrapInt(int64_t value) {
+  if constexpr (std::is_same_v<T, bool>)
+    return value != 0;
+  else
+    return static_cast<T>(value);
+}
+
+/// Stores a real `value` in T as the interpreter's Tensor::set: floats round
+/// to nearest even; NaN becomes 0; bool is `value != 0`; other integers
+/// truncate toward zero, saturate at the int64 range, then wrap to T.
+template <typename T>
+inline T fromDouble(double value) {
+  if constexpr (isFloating<T>) {
+    return detail::roundTo<T>(value);
+  } else {
+    if (std::isnan(value))
+      return T(0);
+    if constexpr (std::is_same_v<T, bool>)
+      return value != 0.0;
+    if (value >= 9223372036854775807.0)
+      return detail::wrapInt<T>(std::numeric_limits<int64_t>::max());
+    if (value <= -9223372036854775808.0)
+      return detail::wrapInt<T>(std::numeric_limits<int64_t>::min());
+    return detail::wrapInt<T>(static_cast<int64_t>(std::trunc(value)));
+  }
+}
+
+/// Stores an integer `value` in T as the interpreter's Tensor::setInt.
+template <typename T>
+inline T fromInt(int64_t value) {
+  if constexpr (isFloating<T>)
+    return detail::roundTo<T>(static_cast<double>(value));
+  else
+    return detail::wrapInt<T>(value);
+}
+
+/// The value of `x` in its compute type (compute_t<T>): float for 16-bit
+/// floats, int64_t for integers (unsigned 64-bit values keep their bits).
+template <typename T>
+inline compute_t<T> load(T x) {
+  if constexpr (std::is_same_v<T, bool>)
+    return x;
+  else
+    return static_cast<compute_t<T>>(x);
+}
+
+/// The value of `x` as a double, as the interpreter's Tensor::get.
+template <typename T>
+inline double toDouble(T x) {
+  if constexpr (isFloating<T>)
+    return static_cast<double>(detail::load(x));
+  else
+    return static_cast<double>(static_cast<int64_t>(x));
+}
+
+//===----------------------------------------------------------------------===//
+// Loop helpers
+//===----------------------------------------------------------------------===//
+
+/// Product of `s.dims[begin:end]`.
+inline int64_t product(const Shape &s, int begin, int end) {
+  int64_t n = 1;
+  for (int d = begin; d < end; ++d)
+    n *= s.dims[d];
+  return n;
+}
+
+/// Elements of the innermost loop one parallel task runs at most.
+constexpr int64_t kBlock = 4096;
+
+/// A loop nest over a shape that walks N arrays, each by its own strides (in
+/// elements). Dimensions of size 1 are dropped and adjacent dimensions that
+/// every array walks as one are merged, so the innermost loop is as long as
+/// the arrays allow.
+template <int N>
+struct StridedLoop {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[N][kMaxRank] = {};
+  bool empty = false;
+
+  StridedLoop(const Shape &shape, const int64_t (&arrayStrides)[N][kMaxRank]) {
+    for (int d = 0; d < shape.rank; ++d) {
+      int64_t size = shape.dims[d];
+      if (size == 0)
+        empty = true;
+      if (size == 1)
+        continue;
+      bool merge = rank > 0;
+      for (int k = 0; k < N && merge; ++k)
+        merge = strides[k][rank - 1] == arrayStrides[k][d] * size;
+      if (merge) {
+        dims[rank - 1] *= size;
+        for (int k = 0; k < N; ++k)
+          strides[k][rank - 1] = arrayStrides[k][d];
+        continue;
+      }
+      dims[rank] = size;
+      for (int k = 0; k < N; ++k)
+        strides[k][rank] = arrayStrides[k][d];
+      ++rank;
+    }
+  }
+};
+
+/// Calls `body(offsets, steps, length)` for runs of the innermost dimension
+/// (split into blocks of at most kBlock elements): array k starts at
+/// `offsets[k]` and moves by `steps[k]`. Blocks run in parallel when the loop
+/// is large.
+template <int N, typename Body>
+inline void forEachRun(const StridedLoop<N> &loop, Body body) {
+  if (loop.empty)
+    return;
+  int rank = loop.rank;
+  int64_t inner = rank ? loop.dims[rank - 1] : 1;
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < rank; ++d)
+    rows *= loop.dims[d];
+  int64_t chunks = (inner + kBlock - 1) / kBlock;
+  int64_t blocks = rows * chunks;
+  int64_t total = rows * inner;
+  DTCK_PARALLEL_FOR(total)
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t row = b / chunks, start = (b % chunks) * kBlock;
+    int64_t offsets[N] = {}, steps[N] = {};
+    for (int d = rank - 2; d >= 0; --d) {
+      int64_t coord = row % loop.dims[d];
+      row /= loop.dims[d];
+      for (int k = 0; k < N; ++k)
+        offsets[k] += coord * loop.strides[k][d];
+    }
+    for (int k = 0; k < N; ++k) {
+      steps[k] = rank ? loop.strides[k][rank - 1] : 0;
+      offsets[k] += start * steps[k];
+    }
+    body(offsets, steps, std::min(kBlock, inner - start));
+  }
+}
+
+/// Strides of `operand` aligned to the broadcast `result` (0 along broadcast
+/// and missing leading dimensions).
+inline void alignedStrides(const Shape &operand, const Shape &result,
+                           int64_t (&strides)[kMaxRank]) {
+  broadcastStrides(operand, result, strides);
+}
+
+/// Applies `f` to each element: `y[i] = f(x[i])` with `f` taking and
+/// returning the compute type (integers go through double, as the
+/// interpreter's unary kernels do).
+template <typename T, typename F>
+inline void unaryMap(const Shape &s, const T *x, T *y, F f) {
+  int64_t n = s.numel();
+  if constexpr (isFloating<T>) {
+    DTCK_PARALLEL_FOR(n)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = T(f(detail::load(x[i])));
+  } else {
+    DTCK_PARALLEL_FOR(n)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = detail::fromDouble<T>(f(detail::toDouble(x[i])));
+  }
+}
+
+/// Applies `f` to broadcast pairs: `r[i] = f(a[ia], b[ib])` with `f` taking
+/// two values of type T (already loaded by the caller's choice) and
+/// returning R.
+template <typename T, typename R, typename F>
+inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
+                      const T *a, const T *b, R *r, F f) {
+  int64_t strides[3][kMaxRank];
+  detail::alignedStrides(sa, sr, strides[0]);
+  detail::alignedStrides(sb, sr, strides[1]);
+  stridesOf(sr, strides[2]);
+  detail::StridedLoop<3> loop(sr, strides);
+  detail::forEachRun(loop, [&](const int64_t *off, const int64_t *step,
+                               int64_t len) {
+    const T *pa = a + off[0], *pb = b + off[1];
+    R *out = r + off[2];
+    if (step[0] && step[1]) {
+      for (int64_t j = 0; j < len; ++j)
+        out[j] = f(pa[j], pb[j]);
+    } else if (step[0]) {
+      T vb = pb[0];
+      for (int64_t j = 0; j < len; ++j)
+        out[j] = f(pa[j], vb);
+    } else if (step[1]) {
+      T va = pa[0];
+      for (int64_t j = 0; j < len; ++j)
+        out[j] = f(va, pb[j]);
+    } else {
+      R v = f(pa[0], pb[0]);
+      for (int64_t j = 0; j < len; ++j)
+        out[j] = v;
+    }
+  });
+}
+
+} // namespace detail
+
+//===----------------------------------------------------------------------===//
+// Unary math: kernel(shape, x, y)
+//===----------------------------------------------------------------------===//
+
+/// Defines `name(s, x, y)`: y = EXPR of `v` (the compute type C).
+#define DTCK_UNARY(name, EXPR)                                                 \
+  template <typename T>                                                        \
+  inline void name(const Shape &s, const T *x, T *y) {                         \
+    detail::unaryMap(s, x, y, [](auto v) {                                             \
+      using C = decltype(v);                                                   \
+      (void)sizeof(C);                                                         \
+      return static_cast<C>(EXPR);                                             \
+    });                                                                        \
+  }
+
+DTCK_UNARY(neg, -v)
+DTCK_UNARY(abs, std::fabs(v))
+DTCK_UNARY(sign, v > C(0) ? C(1) : (v < C(0) ? C(-1) : C(0)))
+DTCK_UNARY(exp, std::exp(v))
+DTCK_UNARY(log, std::log(v))
+DTCK_UNARY(sqrt, std::sqrt(v))
+DTCK_UNARY(rsqrt, C(1) / std::sqrt(v))
+DTCK_UNARY(reciprocal, C(1) / v)
+DTCK_UNARY(floor, std::floor(v))
+DTCK_UNARY(ceil, std::ceil(v))
+DTCK_UNARY(round, std::nearbyint(v))
+DTCK_UNARY(sin, std::sin(v))
+DTCK_UNARY(cos, std::cos(v))
+DTCK_UNARY(tan, std::tan(v))
+DTCK_UNARY(asin, std::asin(v))
+DTCK_UNARY(acos, std::acos(v))
+DTCK_UNARY(atan, std::atan(v))
+DTCK_UNARY(sinh, std::sinh(v))
+DTCK_UNARY(cosh, std::cosh(v))
+DTCK_UNARY(asinh, std::asinh(v))
+DTCK_UNARY(acosh, std::acosh(v))
+DTCK_UNARY(atanh, std::atanh(v))
+DTCK_UNARY(tanh, std::tanh(v))
+DTCK_UNARY(erf, std::erf(v))
+// Stable on both sides: exp never overflows into 1/inf.
+DTCK_UNARY(sigmoid, v >= C(0) ? C(1) / (C(1) + std::exp(-v))
+                              : std::exp(v) / (C(1) + std::exp(v)))
+DTCK_UNARY(relu, v > C(0) ? v : C(0))
+DTCK_UNARY(softplus, v > C(0) ? v + std::log1p(std::exp(-v))
+                              : std::log1p(std::exp(v)))
+DTCK_UNARY(softsign, v / (C(1) + std::fabs(v)))
+
+#undef DTCK_UNARY
+
+/// Logical negation of booleans (`not` is a C++ keyword).
+inline void logicalNot(const Shape &s, const bool *x, bool *y) {
+  int64_t n = s.numel();
+  DTCK_PARALLEL_FOR(n)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = !x[i];
+}
+
+//===----------------------------------------------------------------------===//
+// Activations with attributes: kernel(shape, x, attributes..., y)
+//===----------------------------------------------------------------------===//
+
+/// GELU, exact (erf) or tanh-approximated.
+template <typename T>
+inline void gelu(const Shape &s, const T *x, bool approximate, T *y) {
+  if (approximate)
+    detail::unaryMap(s, x, y, [](auto v) {
+      using C = decltype(v);
+      return C(0.5) * v *
+             (C(1) + std::tanh(std::sqrt(C(2) / C(detail::kPi)) *
+                               (v + C(0.044715) * v * v * v)));
+    });
+  else
+    detail::unaryMap(s, x, y, [](auto v) {
+      using C = decltype(v);
+      return C(0.5) * v * (C(1) + std::erf(v / std::sqrt(C(2))));
+    });
+}
+
+/// x if x >= 0, else alpha * x.
+template <typename T>
+inline void leakyRelu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::unaryMap(s, x, y, [alpha](auto v) {
+    using C = decltype(v);
+    return v >= C(0) ? v : C(alpha) * v;
+  });
+}
+
+/// x if x > 0, else alpha * (exp(x) - 1).
+template <typename T>
+inline void elu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::unaryMap(s, x, y, [alpha](auto v) {
+    using C = decltype(v);
+    return v > C(0) ? v : C(alpha) * (std::exp(v) - C(1));
+  });
+}
+
+/// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+template <typename T>
+inline void celu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::unaryMap(s, x, y, [alpha](auto v) {
+    using C = decltype(v);
+    C a = C(alpha);
+    return std::max(C(0), v) + std::min(C(0), a * (std::exp(v / a) - C(1)));
+  });
+}
+
+/// gamma * x if x > 0, else gamma * alpha * (exp(x) - 1).
+template <typename T>
+inline void selu(const Shape &s, const T *x, double alpha, double gamma,
+                 T *y) {
+  detail::unaryMap(s, x, y, [alpha, gamma](auto v) {
+    using C = decltype(v);
+    return v > C(0) ? C(gamma) * v
+                    : C(gamma) * C(alpha) * (std::exp(v) - C(1));
+  });
+}
+
+/// max(0, min(1, alpha * x + beta)).
+template <typename T>
+inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
+                         T *y) {
+  detail::unaryMap(s, x, y, [alpha, beta](auto v) {
+    using C = decltype(v);
+    return std::max(C(0), std::min(C(1), C(alpha) * v + C(beta)));
+  });
+}
+
+/// x if x > alpha, else 0 (compared in double, as the interpreter).
+template <typename T>
+inline void thresholdedRelu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::unaryMap(s, x, y, [alpha](auto v) {
+    using C = decltype(v);
+    return static_cast<double>(v) > alpha ? v : C(0);
+  });
+}
+
+/// Clamps into [min, max] (a bound applies only when its flag is set); NaN
+/// stays NaN. Computed in double and stored as the interpreter's
+/// Tensor::set (integers truncate a fractional bound toward zero).
+template <typename T>
+inline void clip(const Shape &s, const T *x, bool hasMin, double min,
+                 bool hasMax, double max, T *y) {
+  int64_t n = s.numel();
+  DTCK_PARALLEL_FOR(n)
+  for (int64_t i = 0; i < n; ++i) {
+    double v = detail::toDouble(x[i]);
+    if (!std::isnan(v)) {
+      if (hasMin)
+        v = std::max(v, min);
+      if (hasMax)
+        v = std::min(v, max);
+    }
+    y[i] = detail::fromDouble<T>(v);
+  }
+}
+
+/// True where x is NaN.
+template <typename T>
+inline void isNan(const Shape &s, const T *x, bool *y) {
+  int64_t n = s.numel();
+  DTCK_PARALLEL_FOR(n)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = std::isnan(detail::load(x[i]));
+}
+
+/// True where x is an infinity of a selected sign.
+template <typename T>
+inline void isInf(const Shape &s, const T *x, bool detectNegative,
+                   bool detectPositive, bool *y) {
+  int64_t n = s.numel();
+  DTCK_PARALLEL_FOR(n)
+  for (int64_t i = 0; i < n; ++i) {
+    auto v = detail::load(x[i]);
+    y[i] = std::isinf(v) && ((v > 0 && detectPositive) ||
+                             (v < 0 && detectNegative));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Binary ops with broadcasting: kernel(sa, sb, sr, a, b, [attrs,] r)
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+inline int64_t wrappingAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(uint64_t(a) + uint64_t(b));
+}
+inline int64_t wrappingSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(uint64_t(a) - uint64_t(b));
+}
+inline int64_t wrappingMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(uint64_t(a) * uint64_t(b));
+}
+/// Integer division truncating toward zero; x / 0 is 0 (as the interpreter)
+/// and INT64_MIN / -1 wraps.
+inline int64_t intDiv(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return wrappingSub(0, a);
+  return a / b;
+}
+/// Integer power with the interpreter's rules for negative exponents.
+inline int64_t intPow(int64_t base, int64_t exp) {
+  if (exp < 0)
+    return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
+  int64_t r = 1;
+  for (int64_t k = 0; k < exp && k < 64; ++k)
+    r = wrappingMul(r, base);
+  return r;
+}
+
+} // namespace detail
+
+/// Defines an arithmetic kernel with a float expression FEXPR and an integer
+/// expression IEXPR of `x` and `y` (compute-type values).
+#define DTCK_BINARY(name, FEXPR, IEXPR)                                        \
+  template <typename T>                                                        \
+  inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
+                   const T *a, const T *b, T *r) {                             \
+    detail::binaryMap(sa, sb, sr, a, b, r, [](T p, T q) {                              \
+      auto x = detail::load(p), y = detail::load(q);                                           \
+      using C = decltype(x);                                                   \
+      if constexpr (isFloating<T>)                                             \
+        return T(static_cast<C>(FEXPR));                                       \
+      else                                                                     \
+        return detail::wrapInt<T>(IEXPR);                                              \
+    });                                                                        \
+  }
+
+DTCK_BINARY(add, x + y, detail::wrappingAdd(x, y))
+DTCK_BINARY(sub, x - y, detail::wrappingSub(x, y))
+DTCK_BINARY(mul, x * y, detail::wrappingMul(x, y))
+DTCK_BINARY(div, x / y, detail::intDiv(x, y))
+DTCK_BINARY(pow, std::pow(x, y), detail::intPow(x, y))
+// NaN-propagating, argument order as the interpreter's std::max/std::min.
+DTCK_BINARY(max,
+            std::isnan(x) || std::isnan(y) ? std::numeric_limits<C>::quiet_NaN()
+                                           : std::max(x, y),
+            std::max(x, y))
+DTCK_BINARY(min,
+            std::isnan(x) || std::isnan(y) ? std::numeric_limits<C>::quiet_NaN()
+                                           : std::min(x, y),
+            std::min(x, y))
+
+#undef DTCK_BINARY
+
+/// Remainder with the divisor's sign, or the dividend's with `fmod`; an
+/// integer remainder by 0 is 0.
+template <typename T>
+inline void mod(const Shape &sa, const Shape &sb, const Shape &sr, const T *a,
+                const T *b, bool fmod, T *r) {
+  detail::binaryMap(sa, sb, sr, a, b, r, [fmod](T p, T q) {
+    if constexpr (isFloating<T>) {
+      auto x = detail::load(p), y = detail::load(q);
+      using C = decltype(x);
+      C m = std::fmod(x, y);
+      if (!fmod && m != C(0) && ((m < C(0)) != (y < C(0))))
+        m += y;
+      return T(m);
+    } else {
+      int64_t x = detail::load(p), y = detail::load(q);
+      if (y == 0)
+        return detail::wrapInt<T>(0);
+      int64_t m = y == -1 ? 0 : x % y;
+      if (!fmod && m != 0 && ((m < 0) != (y < 0)))
+        m += y;
+      return detail::wrapInt<T>(m);
+    }
+  });
+}
+
+/// Logical and, or, exclusive or of booleans (the names avoid C++'s
+/// alternative tokens `and`, `or`, `xor`).
+inline void logicalAnd(const Shape &sa, const Shape &sb, const Shape &sr,
+                        const bool *a, const bool *b, bool *r) {
+  detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x && y; });
+}
+inline void logicalOr(const Shape &sa, const Shape &sb, const Shape &sr,
+                       const bool *a, const bool *b, bool *r) {
+  detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x || y; });
+}
+inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
+                        const bool *a, const bool *b, bool *r) {
+  detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x != y; });
+}
+
+/// Defines a comparison kernel with a boolean result.
+#define DTCK_COMPARE(name, OP)                                                 \
+  template <typename T>                                                        \
+  inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
+                   const T *a, const T *b, bool *r) {                          \
+    detail::binaryMap(sa, sb, sr, a, b, r,                                             \
+              [](T p, T q) -> bool { return detail::load(p) OP detail::load(q); });            \
+  }
+
+DTCK_COMPARE(equal, ==)
+DTCK_COMPARE(less, <)
+DTCK_COMPARE(lessEqual, <=)
+DTCK_COMPARE(greater, >)
+DTCK_COMPARE(greaterEqual, >=)
+
+#undef DTCK_COMPARE
+
+//===----------------------------------------------------------------------===//
+// Where and cast
+//===----------------------------------------------------------------------===//
+
+/// r = condition ? onTrue : onFalse, after broadcasting all three.
+template <typename T>
+inline void where(const Shape &sc, const Shape &st, const Shape &sf,
+                  const Shape &sr, const bool *c, const T *t, const T *f,
+                  T *r) {
+  int64_t strides[4][kMaxRank];
+  detail::alignedStrides(sc, sr, strides[0]);
+  detail::alignedStrides(st, sr, strides[1]);
+  detail::alignedStrides(sf, sr, strides[2]);
+  stridesOf(sr, strides[3]);
+  detail::StridedLoop<4> loop(sr, strides);
+  detail::forEachRun(loop, [&](const int64_t *off, const int64_t *step,
+                               int64_t len) {
+    const bool *pc = c + off[0];
+    const T *pt = t + off[1], *pf = f + off[2];
+    T *out = r + off[3];
+    for (int64_t j = 0; j < len; ++j)
+      out[j] = pc[j * step[0]] ? pt[j * step[1]] : pf[j * step[2]];
+  });
+}
+
+/// Converts each element to To as the interpreter: float to float rounds to
+/// nearest even; float to integer truncates toward zero, saturates at the
+/// int64 range and wraps (NaN is 0); to bool is `x != 0` (NaN is false);
+/// integer to float rounds through double.
+template <typename From, typename To>
+inline void cast(const Shape &s, const From *x, To *y) {
+  int64_t n = s.numel();
+  DTCK_PARALLEL_FOR(n)
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<From, To>)
+      y[i] = x[i];
+    else if constexpr (isFloating<From>)
+      y[i] = detail::fromDouble<To>(detail::toDouble(x[i]));
+    else
+      y[i] = detail::fromInt<To>(static_cast<int64_t>(x[i]));
+  }
+}
+
+} // namespace dtck
+
+#endif // DTCRT_KERNELS_ELEMENTWISE_H

@@ -1,0 +1,982 @@
+//===- NN.h - contractions, convolution, pooling, norms, dropout ----------===//
+//
+// The CPU kernels of the dtg NN family. Each computes what the reference
+// interpreter computes (dialects/DTG/Interp/KernelsNN.cpp) for the same op:
+//
+// - GEMM-shaped work (matmul, gemm, convolution through im2col and its two
+//   gradients) goes to OpenBLAS and accumulates in float for f32, bf16 and
+//   f16 (16-bit operands are widened to float first) and in double for f64,
+//   as PyTorch's CPU kernels do; small matmuls and integer matmuls run plain
+//   loops (integers in wrapping 64-bit arithmetic, like the interpreter).
+//   OpenBLAS is switched to one thread on first use: the kernels split the
+//   work across OpenMP's threads themselves (whole products per thread, or
+//   row/column blocks of one product), so that two thread pools never
+//   compete for the cores.
+// - Einsum, pooling, pooling gradients, normalizations, softmax and dropout
+//   compute in double and round once, so they agree with the interpreter to
+//   the last bit up to the order of additions.
+//
+// Shapes are static (the emitter checks them against the attributes);
+// results never overlap operands (the memory planner keeps them apart).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_KERNELS_NN_H
+#define DTCRT_KERNELS_NN_H
+
+#include "dtcrt/kernels/Common.h"
+#include "dtcrt/kernels/Philox.h"
+
+#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+namespace dtck {
+namespace nndetail {
+
+/// Product of `s.dims[from, to)`.
+inline int64_t numelOf(const Shape &s, int from, int to) {
+  int64_t n = 1;
+  for (int d = from; d < to; ++d)
+    n *= s.dims[d];
+  return n;
+}
+
+/// The shape of `s.dims[from, to)`.
+inline Shape subShape(const Shape &s, int from, int to) {
+  Shape sub{to - from, {}};
+  for (int d = from; d < to; ++d)
+    sub.dims[d - from] = s.dims[d];
+  return sub;
+}
+
+/// `v` as a double (16-bit floats through float).
+template <typename T> inline double toDouble(T v) {
+  return static_cast<double>(static_cast<compute_t<T>>(v));
+}
+
+/// The type BLAS computes T in: double for double, float for other floats.
+template <typename T>
+using BlasType = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// Threads an OpenMP loop may use here (1 inside an active parallel region
+/// or without OpenMP).
+inline int availableThreads() {
+#ifdef _OPENMP
+  return omp_in_parallel() ? 1 : omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// The calling thread's number in the innermost parallel region.
+inline int threadNumber() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/// Row-major C = alpha op(A) op(B) + beta C through one single-threaded
+/// cblas_sgemm/dgemm call. OpenBLAS runs single-threaded (its own threads
+/// would compete with OpenMP's for the cores): parallelism comes from the
+/// OpenMP loops around its calls. Like BLAS, beta == 0 never reads C.
+template <typename B>
+inline void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                     B alpha, const B *a, int64_t lda, const B *b, int64_t ldb,
+                     B beta, B *c, int64_t ldc) {
+  static const bool singleThreaded = (openblas_set_num_threads(1), true);
+  (void)singleThreaded;
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == B(0) ? B(0) : beta * c[i * ldc + j];
+    return;
+  }
+  if (std::max({m, n, k, lda, ldb, ldc}) > INT_MAX)
+    fail("matrix product too large for BLAS (a dimension exceeds 2^31 - 1)");
+  auto ta = transA ? CblasTrans : CblasNoTrans;
+  auto tb = transB ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<B, double>)
+    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, a,
+                int(lda), b, int(ldb), beta, c, int(ldc));
+  else
+    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, a,
+                int(lda), b, int(ldb), beta, c, int(ldc));
+}
+
+/// Multiply-adds above which a product is split across threads.
+constexpr int64_t kParallelGemmWork = int64_t(1) << 18;
+
+/// blasGemm split across the available threads into row blocks of C (or
+/// column blocks when C has fewer rows than threads); each element of C
+/// stays one dot product over the whole of K.
+template <typename B>
+void parallelGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  B alpha, const B *a, int64_t lda, const B *b, int64_t ldb,
+                  B beta, B *c, int64_t ldc) {
+  int64_t threads = availableThreads();
+  if (threads == 1 || m * n * k < kParallelGemmWork) {
+    blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  bool byRows = m >= threads || m >= n;
+  int64_t extent = byRows ? m : n, parts = std::min(threads, extent);
+#pragma omp parallel for num_threads(int(parts))
+  for (int64_t part = 0; part < parts; ++part) {
+    int64_t lo = extent * part / parts, hi = extent * (part + 1) / parts;
+    if (byRows)
+      blasGemm(transA, transB, hi - lo, n, k, alpha,
+               transA ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc,
+               ldc);
+    else
+      blasGemm(transA, transB, m, hi - lo, k, alpha, a, lda,
+               transB ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
+  }
+}
+
+/// `data` as an array of B: itself when T is B, else widened into `buffer`.
+template <typename B, typename T>
+const B *widen(const T *data, int64_t n, std::vector<B> &buffer) {
+  if constexpr (std::is_same_v<T, B>) {
+    return data;
+  } else {
+    buffer.resize(n);
+    DTCK_PARALLEL_FOR(n)
+    for (int64_t i = 0; i < n; ++i)
+      buffer[i] = static_cast<B>(static_cast<compute_t<T>>(data[i]));
+    return buffer.data();
+  }
+}
+
+/// Where a kernel computes a result of T in B: the result itself when T is
+/// B, else `buffer` (then `narrow` stores it).
+template <typename B, typename T>
+B *computeBuffer(T *result, int64_t n, std::vector<B> &buffer) {
+  if constexpr (std::is_same_v<T, B>) {
+    return result;
+  } else {
+    buffer.assign(n, B(0));
+    return buffer.data();
+  }
+}
+
+/// Stores a result computed in `buffer` (by computeBuffer) into `result`.
+template <typename B, typename T>
+void narrow(const B *buffer, int64_t n, T *result) {
+  if constexpr (!std::is_same_v<T, B>) {
+    DTCK_PARALLEL_FOR(n)
+    for (int64_t i = 0; i < n; ++i)
+      result[i] = store<T>(buffer[i]);
+  }
+}
+
+/// The geometry of a window op (conv, pooling, their gradients) over the
+/// spatial dimensions of an [N, C, D1..Dk] input and its [N, F, O1..Ok]
+/// output: for each kernel tap t and output position p, the row-major offset
+/// `taps[t * outSize + p]` of the input element the tap reads inside one
+/// plane, or -1 where it reads padding; and for each output position how
+/// many taps lie inside the input and inside the padded input.
+struct Window {
+  int64_t inSize = 1, outSize = 1, kernelSize = 1;
+  std::vector<int64_t> taps, inputCount, paddedCount;
+  /// True if tap 0 at position p reads element p (a 1x1 convolution with
+  /// unit strides and no padding): im2col is the input itself.
+  bool identity = false;
+
+  Window(const Shape &input, const Shape &output, const int64_t *kernel,
+         const int64_t *strides, const int64_t *pads,
+         const int64_t *dilations) {
+    int k = input.rank - 2;
+    for (int d = 0; d < k; ++d) {
+      inSize *= input.dims[2 + d];
+      outSize *= output.dims[2 + d];
+      kernelSize *= kernel[d];
+    }
+    int64_t inStride[kMaxRank];
+    stridesOf(subShape(input, 2, input.rank), inStride);
+    taps.resize(kernelSize * outSize);
+    DTCK_PARALLEL_FOR(kernelSize * outSize)
+    for (int64_t t = 0; t < kernelSize; ++t) {
+      int64_t tap[kMaxRank], pos[kMaxRank] = {};
+      int64_t r = t;
+      for (int d = k - 1; d >= 0; --d) {
+        tap[d] = r % kernel[d];
+        r /= kernel[d];
+      }
+      for (int64_t p = 0; p < outSize; ++p) {
+        int64_t offset = 0;
+        for (int d = 0; d < k && offset >= 0; ++d) {
+          int64_t i = pos[d] * strides[d] - pads[d] + tap[d] * dilations[d];
+          offset =
+              (i < 0 || i >= input.dims[2 + d]) ? -1 : offset + i * inStride[d];
+        }
+        taps[t * outSize + p] = offset;
+        for (int d = k - 1; d >= 0; --d) { // next output position
+          if (++pos[d] < output.dims[2 + d])
+            break;
+          pos[d] = 0;
+        }
+      }
+    }
+    // Tap counts factor over the dimensions: count per dimension and
+    // position, then multiply.
+    std::vector<int64_t> inDim, padDim; // [d][position along d]
+    std::vector<int64_t> base(k + 1, 0);
+    for (int d = 0; d < k; ++d)
+      base[d + 1] = base[d] + output.dims[2 + d];
+    inDim.resize(base[k]);
+    padDim.resize(base[k]);
+    for (int d = 0; d < k; ++d) {
+      int64_t size = input.dims[2 + d], padEnd = pads[k + d];
+      for (int64_t o = 0; o < output.dims[2 + d]; ++o) {
+        int64_t inside = 0, padded = 0;
+        for (int64_t j = 0; j < kernel[d]; ++j) {
+          int64_t i = o * strides[d] - pads[d] + j * dilations[d];
+          inside += (i >= 0 && i < size);
+          padded += (i < size + padEnd);
+        }
+        inDim[base[d] + o] = inside;
+        padDim[base[d] + o] = padded;
+      }
+    }
+    inputCount.assign(outSize, 1);
+    paddedCount.assign(outSize, 1);
+    int64_t pos[kMaxRank] = {};
+    for (int64_t p = 0; p < outSize; ++p) {
+      for (int d = 0; d < k; ++d) {
+        inputCount[p] *= inDim[base[d] + pos[d]];
+        paddedCount[p] *= padDim[base[d] + pos[d]];
+      }
+      for (int d = k - 1; d >= 0; --d) {
+        if (++pos[d] < output.dims[2 + d])
+          break;
+        pos[d] = 0;
+      }
+    }
+    identity = kernelSize == 1 && outSize == inSize;
+    for (int64_t p = 0; identity && p < outSize; ++p)
+      identity = taps[p] == p;
+  }
+};
+
+/// im2col of one group of one image: `col[(c * K + t) * O + p]` is channel
+/// c's element that tap t reads at output position p (0 in padding).
+template <typename B>
+void im2col(const Window &w, const B *x, int64_t channels, B *col) {
+  int64_t rows = channels * w.kernelSize, o = w.outSize;
+  DTCK_PARALLEL_FOR(rows * o)
+  for (int64_t r = 0; r < rows; ++r) {
+    const B *plane = x + (r / w.kernelSize) * w.inSize;
+    const int64_t *taps = w.taps.data() + (r % w.kernelSize) * o;
+    B *out = col + r * o;
+    for (int64_t p = 0; p < o; ++p)
+      out[p] = taps[p] >= 0 ? plane[taps[p]] : B(0);
+  }
+}
+
+/// The adjoint of im2col: adds each column entry to the input element it
+/// was read from.
+template <typename B>
+void col2imAdd(const Window &w, const B *col, int64_t channels, B *x) {
+  int64_t o = w.outSize;
+  DTCK_PARALLEL_FOR(channels * w.kernelSize * o)
+  for (int64_t c = 0; c < channels; ++c) {
+    B *plane = x + c * w.inSize;
+    for (int64_t t = 0; t < w.kernelSize; ++t) {
+      const int64_t *taps = w.taps.data() + t * o;
+      const B *row = col + (c * w.kernelSize + t) * o;
+      for (int64_t p = 0; p < o; ++p)
+        if (taps[p] >= 0)
+          plane[taps[p]] += row[p];
+    }
+  }
+}
+
+/// Matrix products y[b] = a[b] x b[b] by plain loops, rows in parallel:
+/// accumulating in A (wrapping uint64_t for integers, the compute type for
+/// floats), in the interpreter's order over the contracted dimension.
+template <typename A, typename T>
+void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
+                 const int64_t *aOffset, const int64_t *bOffset, const T *a,
+                 const T *b, T *y) {
+  auto widenValue = [](T v) -> A {
+    if constexpr (std::is_same_v<A, uint64_t>)
+      return static_cast<uint64_t>(static_cast<int64_t>(v));
+    else
+      return static_cast<A>(static_cast<compute_t<T>>(v));
+  };
+  int64_t rows = batch * m;
+#pragma omp parallel if (rows * n * k >= kParallelThreshold)
+  {
+    std::vector<A> acc(n);
+#pragma omp for
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t bi = row / m, i = row % m;
+      const T *aRow = a + aOffset[bi] + i * k;
+      const T *bMat = b + bOffset[bi];
+      std::fill(acc.begin(), acc.end(), A(0));
+      for (int64_t p = 0; p < k; ++p) {
+        A av = widenValue(aRow[p]);
+        const T *bRow = bMat + p * n;
+        for (int64_t j = 0; j < n; ++j)
+          acc[j] += av * widenValue(bRow[j]);
+      }
+      T *yRow = y + row * n;
+      for (int64_t j = 0; j < n; ++j) {
+        if constexpr (std::is_same_v<A, uint64_t>)
+          yRow[j] = store<T>(static_cast<int64_t>(acc[j]));
+        else
+          yRow[j] = store<T>(acc[j]);
+      }
+    }
+  }
+}
+
+/// Softmax (or its logarithm) of the rows `x[o, :, j]` for j in
+/// [j0, j0 + count), in double as the interpreter computes it.
+template <typename T>
+void softmaxTile(const T *x, T *y, int64_t size, int64_t inner, int64_t count,
+                 bool log) {
+  constexpr int64_t kTile = 64;
+  double max[kTile], sum[kTile];
+  std::fill(max, max + count, -std::numeric_limits<double>::infinity());
+  std::fill(sum, sum + count, 0.0);
+  for (int64_t a = 0; a < size; ++a)
+    for (int64_t j = 0; j < count; ++j)
+      max[j] = std::max(max[j], toDouble(x[a * inner + j]));
+  for (int64_t a = 0; a < size; ++a)
+    for (int64_t j = 0; j < count; ++j)
+      sum[j] += std::exp(toDouble(x[a * inner + j]) - max[j]);
+  if (log)
+    for (int64_t j = 0; j < count; ++j)
+      sum[j] = std::log(sum[j]);
+  for (int64_t a = 0; a < size; ++a) {
+    for (int64_t j = 0; j < count; ++j) {
+      double shifted = toDouble(x[a * inner + j]) - max[j];
+      y[a * inner + j] =
+          store<T>(log ? shifted - sum[j] : std::exp(shifted) / sum[j]);
+    }
+  }
+}
+
+/// Softmax or log-softmax along `axis`.
+template <typename T>
+void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
+  constexpr int64_t kTile = 64;
+  int64_t outer = numelOf(sx, 0, int(axis)), size = sx.dims[axis];
+  int64_t inner = numelOf(sx, int(axis) + 1, sx.rank);
+  int64_t tiles = (inner + kTile - 1) / kTile;
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t task = 0; task < outer * tiles; ++task) {
+    int64_t o = task / tiles, j0 = (task % tiles) * kTile;
+    int64_t base = o * size * inner + j0;
+    softmaxTile(x + base, y + base, size, inner, std::min(kTile, inner - j0),
+                log);
+  }
+}
+
+} // namespace nndetail
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// dtg.matmul: y[..., m, n] = a[..., m, k] x b[..., k, n] with NumPy
+/// broadcasting of the batch dimensions.
+template <typename T>
+void matmul(const Shape &sa, const Shape &sb, const Shape &sy, const T *a,
+            const T *b, T *y) {
+  using namespace nndetail;
+  int r = sy.rank;
+  int64_t m = sy.dims[r - 2], n = sy.dims[r - 1], k = sa.dims[sa.rank - 1];
+  Shape batch = subShape(sy, 0, r - 2);
+  int64_t numBatch = batch.numel();
+  int64_t aStrides[kMaxRank], bStrides[kMaxRank], yStrides[kMaxRank];
+  broadcastStrides(subShape(sa, 0, sa.rank - 2), batch, aStrides);
+  broadcastStrides(subShape(sb, 0, sb.rank - 2), batch, bStrides);
+  stridesOf(batch, yStrides);
+  // Element offsets of each batch's matrices.
+  std::vector<int64_t> aOffset(numBatch), bOffset(numBatch);
+  bool bShared = true, aFull = true;
+  for (int64_t bi = 0; bi < numBatch; ++bi) {
+    int64_t ai = 0, bj = 0, rest = bi;
+    for (int d = 0; d < batch.rank; ++d) {
+      int64_t coord = rest / yStrides[d];
+      rest -= coord * yStrides[d];
+      ai += coord * aStrides[d];
+      bj += coord * bStrides[d];
+    }
+    aOffset[bi] = ai * m * k;
+    bOffset[bi] = bj * k * n;
+    bShared = bShared && bj == 0;
+    aFull = aFull && ai == bi;
+  }
+  if constexpr (!isFloating<T>) {
+    matmulLoops<uint64_t>(numBatch, m, n, k, aOffset.data(), bOffset.data(), a,
+                          b, y);
+  } else {
+    if (m * n * k < (int64_t(1) << 15)) {
+      matmulLoops<compute_t<T>>(numBatch, m, n, k, aOffset.data(),
+                                bOffset.data(), a, b, y);
+      return;
+    }
+    using B = BlasType<T>;
+    std::vector<B> aBuf, bBuf, yBuf;
+    const B *as = widen<B>(a, sa.numel(), aBuf);
+    const B *bs = widen<B>(b, sb.numel(), bBuf);
+    B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
+    if (bShared && aFull) {
+      // One product of the stacked rows of every batch with the shared b.
+      parallelGemm<B>(false, false, numBatch * m, n, k, B(1), as, k, bs, n,
+                      B(0), ys, n);
+    } else {
+      // Whole products per thread when there are enough of them, else each
+      // product split across the threads.
+      bool perBatch = numBatch > 1 && numBatch >= availableThreads();
+#pragma omp parallel for if (perBatch)
+      for (int64_t bi = 0; bi < numBatch; ++bi)
+        parallelGemm<B>(false, false, m, n, k, B(1), as + aOffset[bi], k,
+                        bs + bOffset[bi], n, B(0), ys + bi * m * n, n);
+    }
+    narrow(ys, sy.numel(), y);
+  }
+}
+
+/// dtg.gemm: y = alpha op(a) op(b) + beta c, with c (optional: nullptr)
+/// broadcast to [M, N].
+template <typename T>
+void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
+          const T *b, const T *c, double alpha, double beta, bool transA,
+          bool transB, T *y) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  int64_t m = sa.dims[transA ? 1 : 0], k = sa.dims[transA ? 0 : 1];
+  int64_t n = sb.dims[transB ? 0 : 1];
+  std::vector<B> yBuf;
+  B *ys = computeBuffer<B>(y, m * n, yBuf);
+  int64_t cStrides[kMaxRank] = {0, 0};
+  if (c)
+    broadcastStrides(sc, Shape{2, {m, n}}, cStrides);
+  if (alpha == 0.0) {
+    // BLAS would skip op(a) op(b); the interpreter's 0 * acc keeps NaNs.
+    DTCK_PARALLEL_FOR(m * n * k)
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0.0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += toDouble(a[transA ? p * m + i : i * k + p]) *
+                 toDouble(b[transB ? j * k + p : p * n + j]);
+        double value = alpha * acc;
+        if (c)
+          value += beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]);
+        ys[i * n + j] = B(value);
+      }
+    }
+  } else {
+    if (c) {
+      DTCK_PARALLEL_FOR(m * n)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          ys[i * n + j] =
+              B(beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]));
+    }
+    std::vector<B> aBuf, bBuf;
+    const B *as = widen<B>(a, sa.numel(), aBuf);
+    const B *bs = widen<B>(b, sb.numel(), bBuf);
+    parallelGemm<B>(transA, transB, m, n, k, B(alpha), as, sa.dims[1], bs,
+                    sb.dims[1], c ? B(1) : B(0), ys, n);
+  }
+  narrow(ys, m * n, y);
+}
+
+/// dtg.einsum over `numLetters` letters, the `numOutput` output letters
+/// first: `sizes[l]` is letter l's size and `strides[i][l]` how far one step
+/// of letter l moves through input i (0 where i lacks the letter or
+/// broadcasts it). Floats accumulate in double, integers in wrapping 64-bit
+/// arithmetic.
+template <typename T, int N>
+void einsum(int64_t numLetters, int64_t numOutput, const int64_t *sizes,
+            const T *const (&inputs)[N], const int64_t *const (&strides)[N],
+            T *y) {
+  using Acc = std::conditional_t<isFloating<T>, double, uint64_t>;
+  int64_t outCount = 1, sumCount = 1;
+  for (int64_t l = 0; l < numLetters; ++l)
+    (l < numOutput ? outCount : sumCount) *= sizes[l];
+  auto value = [](T v) -> Acc {
+    if constexpr (isFloating<T>)
+      return nndetail::toDouble(v);
+    else
+      return static_cast<uint64_t>(static_cast<int64_t>(v));
+  };
+  DTCK_PARALLEL_FOR(outCount * sumCount)
+  for (int64_t r = 0; r < outCount; ++r) {
+    int64_t offset[N] = {};
+    for (int64_t l = numOutput - 1, rest = r; l >= 0; --l) {
+      int64_t index = rest % sizes[l];
+      rest /= sizes[l];
+      for (int i = 0; i < N; ++i)
+        offset[i] += index * strides[i][l];
+    }
+    int64_t index[64] = {}; // summed letters' indices (52 letters at most)
+    Acc acc = 0;
+    for (int64_t t = 0; t < sumCount; ++t) {
+      Acc term = 1;
+      for (int i = 0; i < N; ++i)
+        term *= value(inputs[i][offset[i]]);
+      acc += term;
+      for (int64_t l = numLetters - 1; l >= numOutput; --l) {
+        int64_t s = l - numOutput;
+        for (int i = 0; i < N; ++i)
+          offset[i] += strides[i][l];
+        if (++index[s] < sizes[l])
+          break;
+        for (int i = 0; i < N; ++i)
+          offset[i] -= sizes[l] * strides[i][l];
+        index[s] = 0;
+      }
+    }
+    if constexpr (isFloating<T>)
+      y[r] = store<T>(acc);
+    else
+      y[r] = store<T>(static_cast<int64_t>(acc));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+/// dtg.conv: x [N, C, D...] with w [F, C/group, K...] and optional bias [F]
+/// (nullptr if none) into y [N, F, O...], by im2col and one GEMM per image
+/// and group.
+template <typename T>
+void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
+          const T *w, const T *bias, const int64_t *strides,
+          const int64_t *pads, const int64_t *dilations, int64_t group, T *y) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  Window win(sx, sy, sw.dims + 2, strides, pads, dilations);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
+  std::vector<B> xBuf, wBuf, yBuf;
+  const B *xs = widen<B>(x, sx.numel(), xBuf);
+  const B *ws = widen<B>(w, sw.numel(), wBuf);
+  B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
+  // One task per image and group: across threads when there are enough,
+  // else one after the other with each product split across the threads.
+  int64_t tasks = batch * group;
+#pragma omp parallel if (tasks > 1 && tasks >= availableThreads() &&           \
+                         sy.numel() * rows >= kParallelThreshold)
+  {
+    std::vector<B> col(win.identity ? 0 : rows * o);
+#pragma omp for
+    for (int64_t task = 0; task < tasks; ++task) {
+      int64_t n = task / group, g = task % group;
+      const B *xg = xs + (n * channels + g * cg) * win.inSize;
+      if (!win.identity)
+        im2col(win, xg, cg, col.data());
+      parallelGemm<B>(false, false, fg, o, rows, B(1), ws + g * fg * rows, rows,
+                      win.identity ? xg : col.data(), o, B(0),
+                      ys + (n * filters + g * fg) * o, o);
+    }
+  }
+  if (bias) {
+    DTCK_PARALLEL_FOR(sy.numel())
+    for (int64_t nf = 0; nf < batch * filters; ++nf) {
+      B value = static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
+      for (int64_t p = 0; p < o; ++p)
+        ys[nf * o + p] += value;
+    }
+  }
+  narrow(ys, sy.numel(), y);
+}
+
+/// dtg.conv_input_grad: the gradient dx [N, C, D...] of a convolution's
+/// input from its output gradient g [N, F, O...] and weight w.
+template <typename T>
+void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
+                   const T *g, const T *w, const int64_t *strides,
+                   const int64_t *pads, const int64_t *dilations, int64_t group,
+                   T *dx) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
+  std::vector<B> gBuf, wBuf, xBuf;
+  const B *gs = widen<B>(g, sg.numel(), gBuf);
+  const B *ws = widen<B>(w, sw.numel(), wBuf);
+  B *xs = computeBuffer<B>(dx, sx.numel(), xBuf);
+  // Tasks as in conv; each writes its own block of dx.
+  int64_t tasks = batch * group;
+#pragma omp parallel if (tasks > 1 && tasks >= availableThreads() &&           \
+                         sg.numel() * rows >= kParallelThreshold)
+  {
+    std::vector<B> col(win.identity ? 0 : rows * o);
+#pragma omp for
+    for (int64_t task = 0; task < tasks; ++task) {
+      int64_t n = task / group, gr = task % group;
+      B *xg = xs + (n * channels + gr * cg) * win.inSize;
+      parallelGemm<B>(true, false, rows, o, fg, B(1), ws + gr * fg * rows, rows,
+                      gs + (n * filters + gr * fg) * o, o, B(0),
+                      win.identity ? xg : col.data(), o);
+      if (!win.identity) {
+        std::fill(xg, xg + cg * win.inSize, B(0));
+        col2imAdd(win, col.data(), cg, xg);
+      }
+    }
+  }
+  narrow(xs, sx.numel(), dx);
+}
+
+/// dtg.conv_weight_grad: the gradient dw [F, C/group, K...] of a
+/// convolution's weight from its output gradient g [N, F, O...] and input x.
+template <typename T>
+void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
+                    const T *g, const T *x, const int64_t *strides,
+                    const int64_t *pads, const int64_t *dilations,
+                    int64_t group, T *dw) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
+  int64_t size = sw.numel();
+  std::vector<B> gBuf, xBuf, wBuf;
+  const B *gs = widen<B>(g, sg.numel(), gBuf);
+  const B *xs = widen<B>(x, sx.numel(), xBuf);
+  B *wsum = computeBuffer<B>(dw, size, wBuf);
+  std::fill(wsum, wsum + size, B(0));
+  // Images across threads when there are enough, each thread summing into
+  // its own partial gradient (added up in thread order: deterministic for a
+  // given thread count); else one after the other, each product split
+  // across the threads.
+  bool perImage = batch > 1 && batch >= availableThreads() &&
+                  sg.numel() * rows >= kParallelThreshold;
+  int threads = perImage ? availableThreads() : 1;
+  std::vector<B> partial(threads > 1 ? threads * size : 0, B(0));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    B *acc = threads > 1 ? partial.data() + threadNumber() * size : wsum;
+    std::vector<B> col(win.identity ? 0 : rows * o);
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t gr = 0; gr < group; ++gr) {
+        const B *xg = xs + (n * channels + gr * cg) * win.inSize;
+        if (!win.identity)
+          im2col(win, xg, cg, col.data());
+        parallelGemm<B>(false, true, fg, rows, o, B(1),
+                        gs + (n * filters + gr * fg) * o, o,
+                        win.identity ? xg : col.data(), o, B(1),
+                        acc + gr * fg * rows, rows);
+      }
+    }
+  }
+  if (threads > 1) {
+    DTCK_PARALLEL_FOR(size * threads)
+    for (int64_t i = 0; i < size; ++i) {
+      B sum = 0;
+      for (int t = 0; t < threads; ++t)
+        sum += partial[t * size + i];
+      wsum[i] = sum;
+    }
+  }
+  narrow(wsum, sw.numel(), dw);
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// dtg.max_pool: the maximum of each window's input elements (a NaN wins;
+/// a window of padding only gives -inf).
+template <typename T>
+void maxPool(const Shape &sx, const Shape &sy, const T *x,
+             const int64_t *kernel, const int64_t *strides, const int64_t *pads,
+             const int64_t *dilations, T *y) {
+  using C = compute_t<T>;
+  nndetail::Window win(sx, sy, kernel, strides, pads, dilations);
+  int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
+  DTCK_PARALLEL_FOR(sy.numel() * win.kernelSize)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T *xp = x + plane * win.inSize;
+    std::vector<C> acc(o, -std::numeric_limits<C>::infinity());
+    for (int64_t t = 0; t < win.kernelSize; ++t) {
+      const int64_t *taps = win.taps.data() + t * o;
+      for (int64_t p = 0; p < o; ++p) {
+        if (taps[p] < 0)
+          continue;
+        C v = static_cast<C>(xp[taps[p]]);
+        acc[p] = std::isnan(v) ? v : std::max(acc[p], v);
+      }
+    }
+    for (int64_t p = 0; p < o; ++p)
+      y[plane * o + p] = store<T>(acc[p]);
+  }
+}
+
+/// dtg.avg_pool: the sum of each window's input elements divided by their
+/// number, or with `countIncludePad` by its taps inside the padded input.
+template <typename T>
+void avgPool(const Shape &sx, const Shape &sy, const T *x,
+             const int64_t *kernel, const int64_t *strides, const int64_t *pads,
+             const int64_t *dilations, bool countIncludePad, T *y) {
+  nndetail::Window win(sx, sy, kernel, strides, pads, dilations);
+  const std::vector<int64_t> &count =
+      countIncludePad ? win.paddedCount : win.inputCount;
+  int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
+  DTCK_PARALLEL_FOR(sy.numel() * win.kernelSize)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T *xp = x + plane * win.inSize;
+    std::vector<double> sum(o, 0.0);
+    for (int64_t t = 0; t < win.kernelSize; ++t) {
+      const int64_t *taps = win.taps.data() + t * o;
+      for (int64_t p = 0; p < o; ++p)
+        if (taps[p] >= 0)
+          sum[p] += nndetail::toDouble(xp[taps[p]]);
+    }
+    for (int64_t p = 0; p < o; ++p)
+      y[plane * o + p] = store<T>(sum[p] / static_cast<double>(count[p]));
+  }
+}
+
+/// dtg.max_pool_grad: each window's gradient g goes to the input element of
+/// x that PyTorch selects: the first strict maximum in tap order, a NaN over
+/// any number, a later NaN over an earlier one.
+template <typename T>
+void maxPoolGrad(const Shape &sg, const Shape &sx, const T *g, const T *x,
+                 const int64_t *kernel, const int64_t *strides,
+                 const int64_t *pads, const int64_t *dilations, T *dx) {
+  using C = compute_t<T>;
+  nndetail::Window win(sx, sg, kernel, strides, pads, dilations);
+  int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
+  int64_t in = win.inSize;
+  DTCK_PARALLEL_FOR(sg.numel() * win.kernelSize)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T *xp = x + plane * in;
+    std::vector<C> max(o);
+    std::vector<int64_t> best(o, -1);
+    for (int64_t t = 0; t < win.kernelSize; ++t) {
+      const int64_t *taps = win.taps.data() + t * o;
+      for (int64_t p = 0; p < o; ++p) {
+        if (taps[p] < 0)
+          continue;
+        C v = static_cast<C>(xp[taps[p]]);
+        if (best[p] < 0 || v > max[p] || std::isnan(v)) {
+          max[p] = v;
+          best[p] = taps[p];
+        }
+      }
+    }
+    std::vector<double> acc(in, 0.0);
+    for (int64_t p = 0; p < o; ++p)
+      if (best[p] >= 0)
+        acc[best[p]] += nndetail::toDouble(g[plane * o + p]);
+    for (int64_t i = 0; i < in; ++i)
+      dx[plane * in + i] = store<T>(acc[i]);
+  }
+}
+
+/// dtg.avg_pool_grad: each window's gradient divided by the forward op's
+/// divisor, added to every input element the window covers.
+template <typename T>
+void avgPoolGrad(const Shape &sg, const Shape &sx, const T *g,
+                 const int64_t *kernel, const int64_t *strides,
+                 const int64_t *pads, const int64_t *dilations,
+                 bool countIncludePad, T *dx) {
+  nndetail::Window win(sx, sg, kernel, strides, pads, dilations);
+  const std::vector<int64_t> &count =
+      countIncludePad ? win.paddedCount : win.inputCount;
+  int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
+  int64_t in = win.inSize;
+  DTCK_PARALLEL_FOR(sg.numel() * win.kernelSize)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    std::vector<double> share(o), acc(in, 0.0);
+    for (int64_t p = 0; p < o; ++p)
+      share[p] =
+          nndetail::toDouble(g[plane * o + p]) / static_cast<double>(count[p]);
+    for (int64_t t = 0; t < win.kernelSize; ++t) {
+      const int64_t *taps = win.taps.data() + t * o;
+      for (int64_t p = 0; p < o; ++p)
+        if (taps[p] >= 0)
+          acc[taps[p]] += share[p];
+    }
+    for (int64_t i = 0; i < in; ++i)
+      dx[plane * in + i] = store<T>(acc[i]);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+/// dtg.batch_norm_inference: y = scale (x - mean) / sqrt(var + epsilon) +
+/// bias per channel (axis 1), in double.
+template <typename T, typename S, typename B, typename M, typename V>
+void batchNormInference(const Shape &sx, const T *x, const S *scale,
+                        const B *bias, const M *mean, const V *var,
+                        double epsilon, T *y) {
+  using nndetail::toDouble;
+  int64_t channels = sx.dims[1], inner = nndetail::numelOf(sx, 2, sx.rank);
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t nc = 0; nc < sx.dims[0] * channels; ++nc) {
+    int64_t c = nc % channels;
+    double invStd = 1.0 / std::sqrt(toDouble(var[c]) + epsilon);
+    double s = toDouble(scale[c]), m = toDouble(mean[c]), b = toDouble(bias[c]);
+    for (int64_t j = 0; j < inner; ++j)
+      y[nc * inner + j] =
+          store<T>(s * (toDouble(x[nc * inner + j]) - m) * invStd + b);
+  }
+}
+
+/// dtg.batch_norm_training: normalizes with the batch statistics of each
+/// channel (over every axis but 1) and updates the running statistics,
+/// new = momentum * running + (1 - momentum) * batch, with the batch
+/// variance Bessel-corrected when `unbiasedRunningVar` is set. The emitter
+/// guarantees N * D1 * ... >= 2 (>= 1 when biased).
+template <typename T, typename S, typename B, typename M, typename V>
+void batchNormTraining(const Shape &sx, const T *x, const S *scale,
+                       const B *bias, const M *runningMean, const V *runningVar,
+                       double epsilon, double momentum, bool unbiasedRunningVar,
+                       T *y, M *newMean, V *newVar) {
+  using nndetail::toDouble;
+  int64_t batch = sx.dims[0], channels = sx.dims[1];
+  int64_t inner = nndetail::numelOf(sx, 2, sx.rank), count = batch * inner;
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0.0;
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t j = 0; j < inner; ++j)
+        sum += toDouble(x[(n * channels + c) * inner + j]);
+    double mean = sum / static_cast<double>(count);
+    double squares = 0.0;
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t j = 0; j < inner; ++j) {
+        double d = toDouble(x[(n * channels + c) * inner + j]) - mean;
+        squares += d * d;
+      }
+    }
+    double biasedVar = squares / static_cast<double>(count);
+    double sampleVar = unbiasedRunningVar
+                           ? squares / static_cast<double>(count - 1)
+                           : biasedVar;
+    double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
+    double s = toDouble(scale[c]), b = toDouble(bias[c]);
+    for (int64_t n = 0; n < batch; ++n) {
+      int64_t base = (n * channels + c) * inner;
+      for (int64_t j = 0; j < inner; ++j)
+        y[base + j] = store<T>(s * (toDouble(x[base + j]) - mean) * invStd + b);
+    }
+    newMean[c] =
+        store<M>(momentum * toDouble(runningMean[c]) + (1.0 - momentum) * mean);
+    newVar[c] = store<V>(momentum * toDouble(runningVar[c]) +
+                         (1.0 - momentum) * sampleVar);
+  }
+}
+
+/// dtg.layer_norm: normalizes each row of the dimensions [axis, rank) by its
+/// mean and biased variance, times scale plus bias (nullptr if none), both
+/// broadcast to the normalized shape; in double.
+template <typename T, typename S, typename B>
+void layerNorm(const Shape &sx, const Shape &sscale, const Shape &sbias,
+               const T *x, const S *scale, const B *bias, int64_t axis,
+               double epsilon, T *y) {
+  using nndetail::toDouble;
+  Shape normalized = nndetail::subShape(sx, int(axis), sx.rank);
+  int64_t inner = normalized.numel();
+  int64_t outer = nndetail::numelOf(sx, 0, int(axis));
+  // Element j of the normalized shape reads scale[scaleIndex[j]].
+  auto indexOf = [&](const Shape &s) {
+    std::vector<int64_t> index(inner);
+    int64_t strides[kMaxRank], own[kMaxRank];
+    broadcastStrides(s, normalized, strides);
+    stridesOf(normalized, own);
+    for (int64_t j = 0; j < inner; ++j) {
+      int64_t offset = 0, rest = j;
+      for (int d = 0; d < normalized.rank; ++d) {
+        offset += (rest / own[d]) * strides[d];
+        rest %= own[d];
+      }
+      index[j] = offset;
+    }
+    return index;
+  };
+  std::vector<int64_t> scaleIndex = indexOf(sscale);
+  std::vector<int64_t> biasIndex = bias ? indexOf(sbias) : scaleIndex;
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t o = 0; o < outer; ++o) {
+    const T *row = x + o * inner;
+    double sum = 0.0;
+    for (int64_t j = 0; j < inner; ++j)
+      sum += toDouble(row[j]);
+    double mean = sum / static_cast<double>(inner);
+    double squares = 0.0;
+    for (int64_t j = 0; j < inner; ++j) {
+      double d = toDouble(row[j]) - mean;
+      squares += d * d;
+    }
+    double invStd =
+        1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon);
+    for (int64_t j = 0; j < inner; ++j) {
+      double value =
+          (toDouble(row[j]) - mean) * invStd * toDouble(scale[scaleIndex[j]]);
+      if (bias)
+        value += toDouble(bias[biasIndex[j]]);
+      y[o * inner + j] = store<T>(value);
+    }
+  }
+}
+
+/// dtg.softmax: exp(x - max) / sum(exp(x - max)) along `axis`, in double.
+template <typename T>
+void softmax(const Shape &sx, const T *x, int64_t axis, T *y) {
+  nndetail::softmaxImpl(sx, x, axis, /*log=*/false, y);
+}
+
+/// dtg.log_softmax: x - max - log(sum(exp(x - max))) along `axis`.
+template <typename T>
+void logSoftmax(const Shape &sx, const T *x, int64_t axis, T *y) {
+  nndetail::softmaxImpl(sx, x, axis, /*log=*/true, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+/// dtg.dropout: element k is kept iff dropoutBits(dropoutOpKey(key[0],
+/// key[1], stream), k) >= dropoutThreshold(ratio) (Philox.h); kept elements
+/// are scaled by 1 / (1 - ratio), the others zeroed; mask is true where kept.
+template <typename T>
+void dropout(const Shape &sx, const T *x, const int64_t *key, double ratio,
+             int64_t stream, T *y, bool *mask) {
+  PhiloxKey opKey = dropoutOpKey(key[0], key[1], stream);
+  uint64_t threshold = dropoutThreshold(ratio);
+  double keptScale = 1.0 / (1.0 - ratio);
+  int64_t n = sx.numel(), groups = (n + 3) / 4;
+  DTCK_PARALLEL_FOR(n)
+  for (int64_t group = 0; group < groups; ++group) {
+    PhiloxBlock bits = dropoutGroupBits(opKey, uint64_t(group));
+    for (int64_t w = 0; w < 4 && group * 4 + w < n; ++w) {
+      int64_t k = group * 4 + w;
+      bool keep = bits[w] >= threshold;
+      y[k] = store<T>(keep ? nndetail::toDouble(x[k]) * keptScale : 0.0);
+      mask[k] = keep;
+    }
+  }
+}
+
+} // namespace dtck
+
+#endif // DTCRT_KERNELS_NN_H

@@ -1,0 +1,302 @@
+//===- Checkpoint.cpp - per-tensor checkpoints with a manifest
+//-------------===//
+
+#include "runtime/src/Checkpoint/Checkpoint.h"
+
+#include "runtime/src/Core/Files.h"
+#include "runtime/src/Data/Npy.h"
+#include "runtime/src/Log/Json.h"
+
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+using namespace dtcrt;
+
+static const char kManifest[] = "manifest.json";
+static const char kFormat[] = "dtc-checkpoint";
+
+uint32_t dtcrt::crc32(const void *data, size_t size, uint32_t crc) {
+  static uint32_t table[256];
+  static bool ready = [] {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k)
+        c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      table[i] = c;
+    }
+    return true;
+  }();
+  (void)ready;
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  crc = ~crc;
+  for (size_t i = 0; i < size; ++i)
+    crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+static std::string checksumText(const void *data, size_t size) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "crc32:%08x", crc32(data, size));
+  return buffer;
+}
+
+std::string dtcrt::checkpointFolderName(int64_t step) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof(buffer), "step-%08lld", (long long)step);
+  return buffer;
+}
+
+/// A file name for tensor number `index` called `name`: its characters
+/// outside [A-Za-z0-9._-] replaced, prefixed by the index so it is unique.
+static std::string tensorFileName(size_t index, const std::string &name) {
+  char prefix[32];
+  std::snprintf(prefix, sizeof(prefix), "%04zu-", index);
+  std::string safe;
+  for (char c : name.substr(0, 96)) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    safe += plain ? c : '_';
+  }
+  return prefix + safe + ".npy";
+}
+
+/// "[4, 2]".
+static std::string jsonShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool dtcrt::saveCheckpoint(
+    const std::string &dir, const std::string &modelName, int64_t globalBatch,
+    const CheckpointPosition &position,
+    const std::vector<CheckpointTensor> &tensors,
+    const std::vector<std::pair<std::string, double>> &hyper, std::string &path,
+    std::string &error) {
+  if (!createFolders(dir, error))
+    return false;
+  std::string name = checkpointFolderName(position.step);
+  std::string tmp =
+      joinPath(dir, ".tmp-" + name + "-" + std::to_string(getpid()));
+  auto fail = [&](const std::string &message) {
+    std::string ignored;
+    removeTree(tmp, ignored);
+    error = "checkpoint '" + joinPath(dir, name) + "': " + message;
+    return false;
+  };
+  std::string why;
+  if (!removeTree(tmp, why) || !createFolders(tmp, why))
+    return fail(why);
+
+  std::string entries;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const CheckpointTensor &t = tensors[i];
+    std::string file = tensorFileName(i, t.name);
+    if (!writeNpyFile(joinPath(tmp, file), t.dtype, t.shape, t.data, t.bytes,
+                      why))
+      return fail(why);
+    std::vector<int64_t> offsets(t.shape.size(), 0);
+    JsonObjectWriter entry;
+    entry.str("name", t.name)
+        .str("role", t.role)
+        .str("dtype", dtypeName(t.dtype))
+        .raw("shape", jsonShape(t.shape))
+        .str("sharding", "replicated")
+        .raw("offsets", jsonShape(offsets))
+        .str("file", file)
+        .str("checksum", checksumText(t.data, t.bytes));
+    entries += (i ? ",\n    " : "\n    ") + entry.finish();
+  }
+  JsonObjectWriter hypers;
+  for (const auto &h : hyper)
+    hypers.num(h.first, h.second);
+  JsonObjectWriter manifest;
+  manifest.str("format", kFormat)
+      .integer("version", 1)
+      .str("model", modelName)
+      .integer("step", position.step)
+      .integer("data_position", position.dataPosition)
+      .integer("global_batch", globalBatch)
+      .raw("hyperparameters", hypers.finish())
+      .raw("tensors", "[" + entries + "\n  ]");
+  std::string text = manifest.finish() + "\n";
+  // Written last: a folder with a manifest is complete.
+  if (!writeFileDurably(joinPath(tmp, kManifest), text.data(), text.size(),
+                        why) ||
+      !syncFolder(tmp, why))
+    return fail(why);
+
+  std::string target = joinPath(dir, name);
+  std::string old;
+  if (isFolder(target)) {
+    // Replace an earlier checkpoint of the same step: move it aside first.
+    old = joinPath(dir, ".old-" + name + "-" + std::to_string(getpid()));
+    if (!removeTree(old, why) || !renamePath(target, old, why))
+      return fail(why);
+  }
+  if (!renamePath(tmp, target, why))
+    return fail(why);
+  if (!syncFolder(dir, why)) {
+    error = why;
+    return false;
+  }
+  if (!old.empty() && !removeTree(old, why)) {
+    error = why;
+    return false;
+  }
+  path = target;
+  return true;
+}
+
+/// The step number of a folder called "step-NNNNNNNN", or -1.
+static int64_t stepOfFolderName(const std::string &name) {
+  if (name.rfind("step-", 0) != 0 || name.size() <= 5 || name.size() > 24)
+    return -1;
+  int64_t step = 0;
+  for (size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9')
+      return -1;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+
+bool dtcrt::findNewestCheckpoint(const std::string &dir, std::string &path,
+                                 std::string &error) {
+  if (!isFolder(dir)) {
+    error = "--resume: the checkpoint folder '" + dir + "' does not exist";
+    return false;
+  }
+  std::vector<std::string> names;
+  if (!listFolder(dir, names, error))
+    return false;
+  int64_t best = -1;
+  for (const std::string &name : names) {
+    int64_t step = stepOfFolderName(name);
+    std::string folder = joinPath(dir, name);
+    if (step > best && isFile(joinPath(folder, kManifest))) {
+      best = step;
+      path = folder;
+    }
+  }
+  if (best < 0) {
+    error = "--resume: no complete checkpoint in '" + dir + "'";
+    return false;
+  }
+  return true;
+}
+
+/// Reads member `key` of `object` as an integer.
+static bool intMember(const JsonValue &object, const char *key, int64_t &out) {
+  const JsonValue *v = object.get(key);
+  return v && v->asInt64(out);
+}
+
+/// Reads member `key` of `object` as a string.
+static bool stringMember(const JsonValue &object, const char *key,
+                         std::string &out) {
+  const JsonValue *v = object.get(key);
+  if (!v || v->kind != JsonValue::Kind::String)
+    return false;
+  out = v->string;
+  return true;
+}
+
+bool dtcrt::loadCheckpoint(const std::string &path,
+                           const std::vector<CheckpointTensor> &tensors,
+                           CheckpointPosition &position, std::string &error) {
+  std::string manifestPath = joinPath(path, kManifest);
+  auto fail = [&](const std::string &message) {
+    error = "checkpoint '" + path + "': " + message;
+    return false;
+  };
+  std::string text, why;
+  if (!readFile(manifestPath, text, why, size_t(1) << 28))
+    return fail(why);
+  JsonValue manifest;
+  if (!parseJson(text, manifest, why))
+    return fail("manifest.json is not valid JSON: " + why);
+  std::string format;
+  int64_t version = 0;
+  if (!stringMember(manifest, "format", format) || format != kFormat ||
+      !intMember(manifest, "version", version))
+    return fail("manifest.json is not a dtc checkpoint manifest");
+  if (version != 1)
+    return fail("manifest.json has version " + std::to_string(version) +
+                ", which this build does not read");
+  if (!intMember(manifest, "step", position.step) || position.step < 0 ||
+      !intMember(manifest, "data_position", position.dataPosition) ||
+      position.dataPosition < 0)
+    return fail("manifest.json lacks a valid 'step' or 'data_position'");
+  std::string folder = path;
+  while (folder.size() > 1 && folder.back() == '/')
+    folder.pop_back();
+  int64_t named = stepOfFolderName(folder.substr(folder.find_last_of('/') + 1));
+  if (named >= 0 && named != position.step)
+    return fail("its manifest is of step " + std::to_string(position.step) +
+                ", not " + std::to_string(named));
+  const JsonValue *list = manifest.get("tensors");
+  if (!list || list->kind != JsonValue::Kind::Array)
+    return fail("manifest.json lacks its 'tensors' list");
+
+  std::vector<bool> loaded(tensors.size(), false);
+  for (const JsonValue &entry : list->array) {
+    std::string name, role, dtypeText, file, checksum;
+    if (!stringMember(entry, "name", name) ||
+        !stringMember(entry, "role", role) ||
+        !stringMember(entry, "dtype", dtypeText) ||
+        !stringMember(entry, "file", file) ||
+        !stringMember(entry, "checksum", checksum))
+      return fail("manifest.json has a malformed tensor entry");
+    size_t index = 0;
+    while (index < tensors.size() &&
+           (tensors[index].name != name || tensors[index].role != role))
+      ++index;
+    if (index == tensors.size())
+      return fail("it holds " + role + " '" + name +
+                  "', which this model does not have (was it written by "
+                  "another build?)");
+    if (loaded[index])
+      return fail("it lists " + role + " '" + name + "' twice");
+    const CheckpointTensor &t = tensors[index];
+    std::string label = role + " '" + name + "'";
+    std::vector<int64_t> shape;
+    const JsonValue *shapeValue = entry.get("shape");
+    if (!shapeValue || shapeValue->kind != JsonValue::Kind::Array)
+      return fail(label + " has no shape");
+    for (const JsonValue &d : shapeValue->array) {
+      int64_t dim;
+      if (!d.asInt64(dim))
+        return fail(label + " has a malformed shape");
+      shape.push_back(dim);
+    }
+    if (dtypeText != dtypeName(t.dtype) || shape != t.shape)
+      return fail(label + " is " + dtypeText + shapeString(shape) +
+                  " there but " + dtypeName(t.dtype) + shapeString(t.shape) +
+                  " in this model");
+    if (file.empty() || file.find('/') != std::string::npos || file == "." ||
+        file == "..")
+      return fail(label + " names the file '" + file +
+                  "', which is not inside the checkpoint");
+    NpyArray array;
+    if (!readNpy(joinPath(path, file), array, why))
+      return fail(why);
+    bool dtypeOk = array.dtype == t.dtype ||
+                   (t.dtype == DType::BF16 && array.dtype == DType::U16);
+    if (!dtypeOk || array.shape != t.shape || array.bytes != t.bytes)
+      return fail("'" + file + "' does not hold " + dtypeText +
+                  shapeString(t.shape) + " for " + label);
+    std::string actual = checksumText(array.data, array.bytes);
+    if (actual != checksum)
+      return fail("'" + file + "' is corrupt: its checksum is " + actual +
+                  " where the manifest says " + checksum);
+    std::memcpy(t.data, array.data, t.bytes);
+    loaded[index] = true;
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (!loaded[i])
+      return fail("it lacks " + tensors[i].role + " '" + tensors[i].name + "'");
+  return true;
+}

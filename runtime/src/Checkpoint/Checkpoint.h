@@ -1,0 +1,81 @@
+//===- Checkpoint.h - per-tensor checkpoints with a manifest
+//---------------===//
+//
+// A checkpoint after step k is the folder DIR/step-<k, 8 digits>/ holding
+// one .npy per carried tensor (parameters, model state, optimizer state)
+// and manifest.json:
+//
+//   {"format": "dtc-checkpoint", "version": 1, "model": "mlp",
+//    "step": 12, "data_position": 96, "global_batch": 8,
+//    "hyperparameters": {"lr": 0.1, ...},
+//    "tensors": [{"name": "fc.weight", "role": "parameter", "dtype": "f32",
+//                 "shape": [4, 2], "sharding": "replicated",
+//                 "offsets": [0, 0], "file": "0000-fc.weight.npy",
+//                 "checksum": "crc32:1a2b3c4d"}, ...]}
+//
+// `step` counts completed steps; `data_position` is the stream position of
+// the next sample (for .npy data, its index along axis 0). The checksum is
+// zlib's CRC-32 of the tensor's bytes (zlib.crc32(numpy.load(file).tobytes())).
+// Everything is written into a hidden temporary folder, flushed, and renamed
+// into place, so a crash never leaves a half checkpoint under a step-* name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_CHECKPOINT_CHECKPOINT_H
+#define DTCRT_CHECKPOINT_CHECKPOINT_H
+
+#include "runtime/src/Core/DType.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtcrt {
+
+/// One tensor of a checkpoint: where to save it from or load it into.
+struct CheckpointTensor {
+  std::string name;
+  std::string role;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// Where training stood when a checkpoint was taken.
+struct CheckpointPosition {
+  int64_t step = 0;
+  int64_t dataPosition = 0;
+};
+
+/// zlib's CRC-32 of `size` bytes, continuing from `crc`.
+uint32_t crc32(const void *data, size_t size, uint32_t crc = 0);
+
+/// "step-00000012".
+std::string checkpointFolderName(int64_t step);
+
+/// Saves `tensors` as the checkpoint of `position` in `dir` (created if
+/// needed); `path` receives the checkpoint's folder.
+bool saveCheckpoint(const std::string &dir, const std::string &modelName,
+                    int64_t globalBatch, const CheckpointPosition &position,
+                    const std::vector<CheckpointTensor> &tensors,
+                    const std::vector<std::pair<std::string, double>> &hyper,
+                    std::string &path, std::string &error);
+
+/// The newest complete checkpoint in `dir` (the highest step-* folder with a
+/// manifest); false with `error` if there is none.
+bool findNewestCheckpoint(const std::string &dir, std::string &path,
+                          std::string &error);
+
+/// Loads the checkpoint folder `path` into `tensors`: every one must be in
+/// it with the same name, role, dtype and shape, its checksum must match,
+/// and it must hold no other tensor.
+bool loadCheckpoint(const std::string &path,
+                    const std::vector<CheckpointTensor> &tensors,
+                    CheckpointPosition &position, std::string &error);
+
+} // namespace dtcrt
+
+#endif // DTCRT_CHECKPOINT_CHECKPOINT_H

@@ -1,0 +1,69 @@
+//===- Model.h - a checked view of a dtcrt_model_desc ---------------------===//
+//
+// Generated code describes its step with plain C structs; the runtime checks
+// them once (known roles and dtypes, sane shapes, results that update an
+// argument match it) and works on this view afterwards.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_CORE_MODEL_H
+#define DTCRT_CORE_MODEL_H
+
+#include "dtcrt/dtcrt.h"
+#include "runtime/src/Core/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtcrt {
+
+/// One argument or result of the step.
+struct TensorInfo {
+  const dtcrt_tensor_desc *desc = nullptr;
+  std::string name;
+  std::string role;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numElements = 0;
+  size_t bytes = 0;
+
+  /// True for the roles that carry values from one step to the next.
+  bool isCarried() const {
+    return role == "parameter" || role == "state" || role == "optimizer_state";
+  }
+  /// Elements of one sample (axis 0 dropped), for inputs.
+  int64_t sampleElements() const;
+};
+
+/// Most bytes one tensor of a step may have (2^46: far above any device).
+constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 46;
+
+/// The checked model.
+struct ModelInfo {
+  const dtcrt_model_desc *desc = nullptr;
+  std::string name;
+  std::vector<TensorInfo> args, results;
+  /// For each result: the argument it replaces (carried roles), or -1.
+  std::vector<int> resultToArg;
+  /// Argument indices by role.
+  std::vector<int> carried, inputs, hypers;
+  int stepArg = -1;
+  /// Result indices of role metric, and of the metric named "loss".
+  std::vector<int> metrics;
+  int lossMetric = -1;
+  int64_t globalBatch = 0;
+  int64_t microBatch = 0;
+
+  /// The argument called `name` with role `role`, or -1.
+  int findArg(const std::string &name, const std::string &role) const;
+};
+
+/// Checks `desc` and builds its view; on failure `error` says what is wrong
+/// with the descriptor (a bug in the generated code, not a user error).
+bool describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
+                   std::string &error);
+
+} // namespace dtcrt
+
+#endif // DTCRT_CORE_MODEL_H

@@ -1,0 +1,464 @@
+//===- Trainer.cpp - dtcrt_train_main: the training loop ------------------===//
+//
+// Implements OUTDIR/train: reads the command line, loads the initial
+// weights (or a checkpoint), feeds the step its data batch by batch, carries
+// parameters, state and optimizer state from one step to the next, and logs,
+// evaluates, checkpoints and exports as asked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtcrt/dtcrt.h"
+
+#include "runtime/src/Checkpoint/Checkpoint.h"
+#include "runtime/src/Core/Buffer.h"
+#include "runtime/src/Core/Files.h"
+#include "runtime/src/Core/Hyper.h"
+#include "runtime/src/Core/Model.h"
+#include "runtime/src/Core/Options.h"
+#include "runtime/src/Core/Report.h"
+#include "runtime/src/Data/DataSource.h"
+#include "runtime/src/Log/Json.h"
+#include "runtime/src/Log/Log.h"
+#include "runtime/src/Onnx/SaveOnnx.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+using namespace dtcrt;
+
+namespace {
+/// One run of `train`.
+class Trainer {
+public:
+  explicit Trainer(const dtcrt_model_desc *desc) : desc(desc) {}
+
+  /// Runs the command line; returns the exit status.
+  int run(int argc, char **argv);
+
+private:
+  bool checkWorldSize(std::string &error);
+  bool checkOutputs(std::string &error);
+  bool allocate(std::string &error);
+  bool loadWeights(std::string &error);
+  bool openData(std::string &error);
+  bool resume(std::string &error);
+  bool trainStep(std::string &error);
+  double evaluate();
+  bool saveCheckpointNow(std::string &error);
+  bool saveOnnx(std::string &error);
+  std::vector<CheckpointTensor> carriedTensors();
+  std::vector<uint8_t *> inputBuffers();
+  void logHeader();
+
+  const dtcrt_model_desc *desc;
+  ModelInfo model;
+  TrainOptions options;
+  std::vector<HyperValue> hypers;
+  std::vector<std::string> notes;
+  std::vector<AlignedBuffer> argBuffers, resultBuffers;
+  std::vector<void *> argPointers, resultPointers;
+  AlignedBuffer arena;
+  dtcrt_step_ctx ctx = {};
+  std::unique_ptr<DataSource> data, evalData;
+  JsonlLog log;
+  /// Steps completed, and samples taken from the data stream.
+  int64_t step = 0, position = 0;
+  int64_t lastCheckpoint = -1;
+};
+} // namespace
+
+/// Environment variables through which MPI launchers give the world size.
+static const char *const kWorldSizeVariables[] = {
+    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
+
+bool Trainer::checkWorldSize(std::string &error) {
+  for (const char *var : kWorldSizeVariables) {
+    const char *value = std::getenv(var);
+    int64_t size = 0;
+    if (!value || !parseInt64(value, size) || size == 1)
+      continue;
+    error = "this program was compiled for 1 rank but was started as " +
+            std::string(value) + " ranks (" + var + "=" + value +
+            "); `mpirun -np` must equal the mesh size, 1";
+    return false;
+  }
+  return true;
+}
+
+/// Finds problems with the outputs before training, not after it.
+bool Trainer::checkOutputs(std::string &error) {
+  if (!options.saveOnnx.empty()) {
+    std::string folder;
+    if (!executableFolder(folder, error))
+      return false;
+    std::string source = joinPath(folder, "model.onnx");
+    if (!isFile(source)) {
+      error = "--save-onnx: '" + source +
+              "' is missing (compile leaves model.onnx next to train)";
+      return false;
+    }
+    std::string target = parentPath(options.saveOnnx);
+    if (!isFolder(target) || access(target.c_str(), W_OK) != 0) {
+      error = "--save-onnx: cannot write '" + options.saveOnnx +
+              "': its folder does not exist or is not writable";
+      return false;
+    }
+  }
+  if (!options.checkpointDir.empty() && !options.resume) {
+    std::string why;
+    if (!createFolders(options.checkpointDir, why)) {
+      error = "--checkpoint-dir: " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Trainer::allocate(std::string &error) {
+  argBuffers.resize(model.args.size());
+  resultBuffers.resize(model.results.size());
+  for (size_t i = 0; i < model.args.size(); ++i)
+    if (!argBuffers[i].allocate(model.args[i].bytes)) {
+      error = "out of memory for argument '" + model.args[i].name + "' (" +
+              formatBytes(int64_t(model.args[i].bytes)) + ")";
+      return false;
+    }
+  for (size_t i = 0; i < model.results.size(); ++i)
+    if (!resultBuffers[i].allocate(model.results[i].bytes)) {
+      error = "out of memory for result '" + model.results[i].name + "' (" +
+              formatBytes(int64_t(model.results[i].bytes)) + ")";
+      return false;
+    }
+  for (AlignedBuffer &b : argBuffers)
+    argPointers.push_back(b.data());
+  for (AlignedBuffer &b : resultBuffers)
+    resultPointers.push_back(b.data());
+  if (!arena.allocate(size_t(desc->arena_bytes))) {
+    error =
+        "out of memory for the arena (" + formatBytes(desc->arena_bytes) + ")";
+    return false;
+  }
+  ctx.arena = arena.data();
+  ctx.arena_bytes = desc->arena_bytes;
+  ctx.high_water = 0;
+  ctx.guard = options.guard ? 1 : 0;
+  ctx.current_op = nullptr;
+  return true;
+}
+
+bool Trainer::loadWeights(std::string &error) {
+  bool needed = false;
+  for (int i : model.carried)
+    needed |= model.args[i].desc->weights_offset >= 0;
+  if (!needed)
+    return true;
+  std::string path = options.weights;
+  if (path.empty()) {
+    std::string folder;
+    if (!executableFolder(folder, error))
+      return false;
+    path = joinPath(folder, "weights.bin");
+  }
+  MappedFile file;
+  std::string why;
+  if (!file.open(path, why)) {
+    error = "initial weights: " + why;
+    return false;
+  }
+  for (int i : model.carried) {
+    const TensorInfo &t = model.args[i];
+    int64_t offset = t.desc->weights_offset;
+    if (offset < 0)
+      continue;
+    if (uint64_t(offset) > file.size() || t.bytes > file.size() - offset) {
+      error = "initial weights: '" + path + "' (" +
+              std::to_string(file.size()) + " bytes) ends before " + t.role +
+              " '" + t.name + "' (bytes " + std::to_string(offset) + " to " +
+              std::to_string(offset + int64_t(t.bytes)) +
+              "); is it the weights.bin compiled with this program?";
+      return false;
+    }
+    std::memcpy(argBuffers[i].data(), file.data() + offset, t.bytes);
+  }
+  return true;
+}
+
+bool Trainer::openData(std::string &error) {
+  if (!model.inputs.empty()) {
+    if (options.synthetic)
+      data = makeSyntheticData(model);
+    else if (!options.data.empty()) {
+      if (!openNpyData(model, options.data, "--data", data, error))
+        return false;
+    } else if (options.steps > 0) {
+      error = "no training data: pass --data NAME=FILE.npy,... or --synthetic";
+      return false;
+    }
+  } else if (!options.data.empty()) {
+    error = "--data: this model has no data inputs";
+    return false;
+  }
+  if (!options.evalData.empty()) {
+    if (!desc->eval_step) {
+      error = "--eval-data: a forward-only step is not available in this "
+              "build";
+      return false;
+    }
+    if (!openNpyData(model, options.evalData, "--eval-data", evalData, error))
+      return false;
+  }
+  return true;
+}
+
+std::vector<CheckpointTensor> Trainer::carriedTensors() {
+  std::vector<CheckpointTensor> tensors;
+  for (int i : model.carried) {
+    const TensorInfo &t = model.args[i];
+    tensors.push_back(
+        {t.name, t.role, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
+  }
+  return tensors;
+}
+
+std::vector<uint8_t *> Trainer::inputBuffers() {
+  std::vector<uint8_t *> buffers;
+  for (int i : model.inputs)
+    buffers.push_back(argBuffers[i].data());
+  return buffers;
+}
+
+bool Trainer::resume(std::string &error) {
+  std::string path;
+  if (!findNewestCheckpoint(options.checkpointDir, path, error))
+    return false;
+  CheckpointPosition at;
+  if (!loadCheckpoint(path, carriedTensors(), at, error))
+    return false;
+  step = at.step;
+  position = at.dataPosition;
+  lastCheckpoint = step;
+  progress("resuming from '" + path + "' after step " + std::to_string(step));
+  return true;
+}
+
+void Trainer::logHeader() {
+  int64_t values = 0;
+  for (int i : model.carried)
+    if (model.args[i].role == "parameter")
+      values += model.args[i].numElements;
+  int64_t micro = model.globalBatch / model.microBatch;
+  progress(
+      "model '" + model.name + "': " + std::to_string(values) +
+      " parameter values, global batch " + std::to_string(model.globalBatch) +
+      " (" + std::to_string(micro) + " micro-batch" + (micro == 1 ? "" : "es") +
+      " of " + std::to_string(model.microBatch) + "), arena " +
+      formatBytes(desc->arena_bytes) + (options.guard ? ", guard mode" : ""));
+  if (data)
+    progress("data: " + data->describe());
+  if (evalData)
+    progress("eval data: " + evalData->describe());
+  for (const std::string &note : notes)
+    progress("note: " + note);
+}
+
+/// The forward-only loss over the eval data: the mean over ceil(N / G)
+/// batches, the last one wrapping to the start.
+double Trainer::evaluate() {
+  int64_t g = model.globalBatch;
+  int64_t n = evalData->numSamples();
+  int64_t batches = (n + g - 1) / g;
+  std::vector<uint8_t *> buffers = inputBuffers();
+  double sum = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    evalData->fill(b * g, g, buffers);
+    setRunningStep(&ctx, step, "eval after");
+    ctx.current_op = nullptr;
+    desc->eval_step(argPointers.data(), resultPointers.data(), &ctx);
+    setRunningStep(nullptr, 0, nullptr);
+    const TensorInfo &l = model.results[model.lossMetric];
+    sum += loadAsDouble(l.dtype, resultPointers[model.lossMetric], 0);
+  }
+  return sum / double(batches);
+}
+
+/// A metric's value as JSON, with the digits that round-trip its dtype.
+static std::string metricJson(const TensorInfo &t, double v) {
+  return t.dtype == DType::F64 || !isFloatDType(t.dtype) ? jsonNumber(v)
+                                                         : jsonNumber(v, 9);
+}
+
+bool Trainer::trainStep(std::string &error) {
+  int64_t g = model.globalBatch;
+  if (data)
+    data->fill(position, g, inputBuffers());
+  if (model.stepArg >= 0) {
+    HyperValue counter;
+    counter.dtype = model.args[model.stepArg].dtype;
+    counter.integer = step;
+    counter.store(argBuffers[model.stepArg].data());
+  }
+  setRunningStep(&ctx, step + 1, "training");
+  ctx.current_op = nullptr;
+  auto start = std::chrono::steady_clock::now();
+  desc->step(argPointers.data(), resultPointers.data(), &ctx);
+  auto end = std::chrono::steady_clock::now();
+  setRunningStep(nullptr, 0, nullptr);
+  double seconds = std::chrono::duration<double>(end - start).count();
+
+  // The new parameters and state become the next step's arguments.
+  for (size_t r = 0; r < model.results.size(); ++r) {
+    int a = model.resultToArg[r];
+    if (a < 0)
+      continue;
+    argBuffers[a].swap(resultBuffers[r]);
+    argPointers[a] = argBuffers[a].data();
+    resultPointers[r] = resultBuffers[r].data();
+  }
+  ++step;
+  if (data && data->numSamples() > 0)
+    position = (position + g) % data->numSamples();
+  else
+    position += g;
+
+  // Metrics: loss, lr, grad_norm and loss_scale first, then the others.
+  JsonObjectWriter line;
+  line.integer("step", step);
+  std::string shown =
+      "step " + std::to_string(step) + "/" + std::to_string(options.steps);
+  std::vector<int> order;
+  for (const char *first : {"loss", "lr", "grad_norm", "loss_scale"})
+    for (int r : model.metrics)
+      if (model.results[r].name == first)
+        order.push_back(r);
+  for (int r : model.metrics)
+    if (std::find(order.begin(), order.end(), r) == order.end())
+      order.push_back(r);
+  for (int r : order) {
+    const TensorInfo &t = model.results[r];
+    double v = loadAsDouble(t.dtype, resultPointers[r], 0);
+    line.raw(t.name, metricJson(t, v));
+    shown += "  " + t.name + " " + jsonNumber(v, 6);
+  }
+  bool evalDue =
+      evalData && ((options.evalEvery > 0 && step % options.evalEvery == 0) ||
+                   (options.evalEvery == 0 && step == options.steps));
+  if (evalDue) {
+    double evalLoss = evaluate();
+    line.raw("eval_loss", jsonNumber(evalLoss));
+    shown += "  eval_loss " + jsonNumber(evalLoss, 6);
+  }
+  double rate = seconds > 0 ? double(g) / seconds : 0;
+  line.num("step_time_s", seconds, 6)
+      .num("samples_per_s", rate, 6)
+      .integer("arena_high_water_bytes", ctx.high_water);
+  shown += "  (" + formatSeconds(seconds) + ", " + jsonNumber(rate, 4) +
+           " samples/s)";
+  progress(shown);
+  if (log.isOpen() && !log.write(line.finish(), error))
+    return false;
+  if (options.checkpointEvery > 0 && step % options.checkpointEvery == 0)
+    return saveCheckpointNow(error);
+  return true;
+}
+
+bool Trainer::saveCheckpointNow(std::string &error) {
+  std::vector<std::pair<std::string, double>> values;
+  for (const HyperValue &h : hypers)
+    values.push_back({h.name, h.asDouble()});
+  std::string path;
+  if (!saveCheckpoint(options.checkpointDir, model.name, model.globalBatch,
+                      {step, position}, carriedTensors(), values, path, error))
+    return false;
+  lastCheckpoint = step;
+  progress("checkpoint '" + path + "'");
+  return true;
+}
+
+bool Trainer::saveOnnx(std::string &error) {
+  std::string folder;
+  if (!executableFolder(folder, error))
+    return false;
+  std::vector<TrainedTensor> trained;
+  for (int i : model.carried) {
+    const TensorInfo &t = model.args[i];
+    if (t.role == "parameter" || t.role == "state")
+      trained.push_back(
+          {t.name, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
+  }
+  if (!saveOnnxWithWeights(joinPath(folder, "model.onnx"), options.saveOnnx,
+                           trained, error))
+    return false;
+  progress("saved '" + options.saveOnnx + "'");
+  return true;
+}
+
+int Trainer::run(int argc, char **argv) {
+  std::string error;
+  auto fail = [&]() {
+    std::fprintf(stderr, "train: error: %s\n", error.c_str());
+    return 1;
+  };
+  if (!describeModel(desc, model, error)) {
+    error = "internal: the compiled model's descriptor is malformed: " + error;
+    return fail();
+  }
+  std::vector<std::string> hyperNames;
+  for (int i : model.hypers)
+    hyperNames.push_back(model.args[i].name);
+  if (!parseTrainOptions(argc, argv, hyperNames, options, error))
+    return fail();
+  if (options.help) {
+    std::fputs(trainUsage(model).c_str(), stdout);
+    return 0;
+  }
+  if (!checkWorldSize(error) || !checkOutputs(error) ||
+      !resolveHyperparameters(model, options, hypers, notes, error) ||
+      !allocate(error) || !loadWeights(error) || !openData(error))
+    return fail();
+  for (const HyperValue &h : hypers)
+    h.store(argBuffers[h.arg].data());
+  if (options.resume && !resume(error))
+    return fail();
+  if (!options.logJsonl.empty() &&
+      !log.open(options.logJsonl, options.resume, error))
+    return fail();
+  logHeader();
+
+  auto start = std::chrono::steady_clock::now();
+  int64_t first = step;
+  if (step >= options.steps && options.steps > 0)
+    progress("nothing to do: already at step " + std::to_string(step) +
+             " of --steps " + std::to_string(options.steps));
+  while (step < options.steps)
+    if (!trainStep(error))
+      return fail();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (!options.checkpointDir.empty() && lastCheckpoint != step &&
+      !saveCheckpointNow(error))
+    return fail();
+  if (evalData && step == first) {
+    double evalLoss = evaluate();
+    progress("eval_loss " + jsonNumber(evalLoss, 6));
+  }
+  if (!options.saveOnnx.empty() && !saveOnnx(error))
+    return fail();
+  progress("done: " + std::to_string(step - first) +
+           (step - first == 1 ? " step in " : " steps in ") +
+           formatSeconds(seconds) + "; arena high-water " +
+           std::to_string(ctx.high_water) + " bytes of " +
+           std::to_string(desc->arena_bytes) + " planned");
+  return 0;
+}
+
+extern "C" int dtcrt_train_main(int argc, char **argv,
+                                const dtcrt_model_desc *model) {
+  installKernelFailHandler();
+  Trainer trainer(model);
+  return trainer.run(argc, argv);
+}
