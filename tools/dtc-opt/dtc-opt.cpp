@@ -8,6 +8,7 @@
 #include "dialects/Dist/IR/DistOps.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "passes/Cleanup/Passes.h"
+#include "passes/Memory/Passes.h"
 #include "passes/Training/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::dtc::registerCleanupPasses();
   mlir::dtc::registerTrainingPasses();
+  mlir::dtc::registerMemoryPasses();
   mlir::dtc::registerPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "dtc pass driver\n", registry));

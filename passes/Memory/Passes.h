@@ -1,0 +1,44 @@
+//===- Passes.h - memory planning -----------------------------------*- C++ -*-===//
+
+#ifndef DTC_PASSES_MEMORY_PASSES_H
+#define DTC_PASSES_MEMORY_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::dtc {
+
+#define GEN_PASS_DECL
+#include "passes/Memory/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Memory/Passes.h.inc"
+
+/// Attribute names the planner sets.
+namespace memory {
+constexpr StringLiteral kOffsets = "dtc.offsets";
+constexpr StringLiteral kAlias = "dtc.alias";
+constexpr StringLiteral kArenaBytes = "dtc.arena_bytes";
+constexpr StringLiteral kCalleeBase = "dtc.callee_base";
+/// The function's own buffers, callees excluded (they sit above).
+constexpr StringLiteral kOwnArenaBytes = "dtc.own_arena_bytes";
+/// Bytes of a statically shaped tensor type (i1 takes a byte).
+int64_t byteSize(Type type);
+
+/// The live range of a value that owns an arena buffer: from the position of
+/// its defining op to that of its last use (through aliases), positions
+/// counting the ops of the block from 0.
+struct LiveRange {
+  Value value;
+  int64_t begin, end;
+};
+/// Live ranges of the values of `block` that need a buffer of their own:
+/// results of ops that are neither constants nor aliases, except those for
+/// which `skip` returns true.
+SmallVector<LiveRange> computeLiveRanges(Block &block,
+                                         function_ref<bool(Value)> skip);
+} // namespace memory
+
+} // namespace mlir::dtc
+
+#endif // DTC_PASSES_MEMORY_PASSES_H

@@ -1,0 +1,183 @@
+//===- PlanMemory.cpp - static offsets in one arena per rank -------------===//
+
+#include "passes/Memory/Passes.h"
+
+#include "dialects/DTG/IR/DTGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dtc-plan-memory"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "passes/Memory/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+int64_t mlir::dtc::memory::byteSize(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  Type e = tensor.getElementType();
+  int64_t bytes = e.isInteger(1) ? 1 : (e.getIntOrFloatBitWidth() + 7) / 8;
+  return tensor.getNumElements() * bytes;
+}
+
+SmallVector<memory::LiveRange>
+mlir::dtc::memory::computeLiveRanges(Block &block,
+                                     function_ref<bool(Value)> skip) {
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t pos = 0;
+  for (Operation &op : block)
+    position[&op] = pos++;
+  // The buffer that holds each value (aliases resolve to their source).
+  llvm::DenseMap<Value, Value> root;
+  auto rootOf = [&](Value v) {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  llvm::DenseMap<Value, unsigned> index;
+  SmallVector<LiveRange> ranges;
+  for (Operation &op : block.without_terminator()) {
+    if (isa<dtg::ConstantOp>(op))
+      continue;
+    if (isa<dtg::ReshapeOp>(op)) {
+      root[op.getResult(0)] = rootOf(op.getOperand(0));
+      continue;
+    }
+    for (Value result : op.getResults()) {
+      if (skip(result))
+        continue;
+      index[result] = ranges.size();
+      ranges.push_back({result, position[&op], position[&op]});
+    }
+  }
+  for (Operation &op : block)
+    for (Value operand : op.getOperands()) {
+      auto it = index.find(rootOf(operand));
+      if (it != index.end())
+        ranges[it->second].end = std::max(ranges[it->second].end, position[&op]);
+    }
+  return ranges;
+}
+
+namespace {
+/// A buffer to place: a live range over op positions and a size.
+struct Buffer {
+  Value value;
+  int64_t begin, end, bytes;
+  int64_t offset = -1;
+};
+
+/// True if `value` is written straight into a result buffer: defined by a
+/// non-aliasing op of this function and returned exactly once, with no other
+/// use after being returned.
+bool writesResultDirectly(Value value, func::ReturnOp ret) {
+  Operation *def = value.getDefiningOp();
+  if (!def || isa<dtg::ConstantOp, dtg::ReshapeOp>(def) ||
+      def->getBlock() != ret->getBlock())
+    return false;
+  unsigned returned = 0;
+  for (Value r : ret.getOperands())
+    returned += r == value;
+  return returned == 1;
+}
+
+struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  using PlanMemoryPassBase::PlanMemoryPassBase;
+
+  llvm::DenseMap<func::FuncOp, int64_t> peaks;
+
+  int64_t align(int64_t n) const { return (n + alignment - 1) / alignment * alignment; }
+
+  LogicalResult planFunction(func::FuncOp func) {
+    if (peaks.count(func))
+      return success();
+    peaks[func] = 0; // guards recursion
+    Block &body = func.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<memory::LiveRange> ranges = memory::computeLiveRanges(
+        body, [&](Value v) { return writesResultDirectly(v, ret); });
+    llvm::DenseMap<Value, unsigned> index;
+    SmallVector<Buffer> buffers;
+    for (const memory::LiveRange &range : ranges) {
+      index[range.value] = buffers.size();
+      buffers.push_back({range.value, range.begin, range.end,
+                         align(std::max<int64_t>(
+                             memory::byteSize(range.value.getType()), 1))});
+    }
+    for (Operation &op : body.without_terminator())
+      if (isa<dtg::ReshapeOp>(op))
+        op.setAttr(memory::kAlias, UnitAttr::get(&getContext()));
+
+    // Largest first, lowest non-conflicting offset.
+    SmallVector<unsigned> order =
+        llvm::to_vector(llvm::seq<unsigned>(0, buffers.size()));
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      return buffers[a].bytes > buffers[b].bytes;
+    });
+    SmallVector<unsigned> placed;
+    int64_t peak = 0;
+    for (unsigned i : order) {
+      Buffer &buf = buffers[i];
+      SmallVector<std::pair<int64_t, int64_t>> busy;
+      for (unsigned j : placed) {
+        const Buffer &other = buffers[j];
+        if (other.begin <= buf.end && buf.begin <= other.end)
+          busy.push_back({other.offset, other.offset + other.bytes});
+      }
+      llvm::sort(busy);
+      int64_t offset = 0;
+      for (auto [lo, hi] : busy) {
+        if (offset + buf.bytes <= lo)
+          break;
+        offset = std::max(offset, hi);
+      }
+      buf.offset = offset;
+      peak = std::max(peak, offset + buf.bytes);
+      placed.push_back(i);
+    }
+
+    // Record offsets; callees go above the caller's buffers.
+    Builder b(&getContext());
+    int64_t total = peak;
+    for (Operation &op : body.without_terminator()) {
+      if (op.hasAttr(memory::kAlias) || isa<dtg::ConstantOp>(op))
+        continue;
+      SmallVector<int64_t> offsets;
+      for (Value result : op.getResults()) {
+        auto it = index.find(result);
+        offsets.push_back(it == index.end() ? -1 : buffers[it->second].offset);
+      }
+      op.setAttr(memory::kOffsets, b.getDenseI64ArrayAttr(offsets));
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (!callee || callee.isExternal())
+          return call.emitError("cannot plan memory across a call to '")
+                 << call.getCallee() << "'";
+        if (failed(planFunction(callee)))
+          return failure();
+        call->setAttr(memory::kCalleeBase, b.getI64IntegerAttr(peak));
+        total = std::max(total, peak + peaks[callee]);
+      } else if (op.getNumRegions() > 0) {
+        return op.emitError("memory planning handles no nested regions yet");
+      }
+    }
+    peaks[func] = total;
+    func->setAttr(memory::kArenaBytes, b.getI64IntegerAttr(total));
+    func->setAttr(memory::kOwnArenaBytes, b.getI64IntegerAttr(peak));
+    LLVM_DEBUG(llvm::dbgs() << func.getSymName() << ": " << buffers.size()
+                            << " buffers, arena " << total << " bytes\n");
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(planFunction(func)))
+        return signalPassFailure();
+  }
+};
+} // namespace
