@@ -5,6 +5,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
+# The importer's libFuzzer target (test/fuzz), in its own clang tree.
+bash scripts/fuzz.sh --build || { echo "0 passed, 1 failed"; exit 1; }
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 log=$(mktemp)

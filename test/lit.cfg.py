@@ -27,3 +27,11 @@ for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]:
 
 tool_dirs = [config.dtc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dtc", "dtc-opt"], tool_dirs)
+
+# The importer's libFuzzer target, built by scripts/fuzz.sh in its own clang
+# tree; tests that run it say `REQUIRES: fuzzer`.
+fuzzer = os.path.join(config.dtc_src_root, "build-fuzz", "bin",
+                      "dtc-import-fuzzer")
+if os.path.exists(fuzzer):
+    config.available_features.add("fuzzer")
+    config.substitutions.append(("%dtc_import_fuzzer", fuzzer))

@@ -83,6 +83,19 @@ struct InterpretTrainCommandOptions {
 };
 int runInterpretTrainCommand(const InterpretTrainCommandOptions &options);
 
+struct CompileCommandOptions {
+  std::string model;
+  std::string outDir;
+  /// "8x4x2" or "dp=8,tp=4,pp=2"; only 1x1x1 until the sharding issues.
+  std::string mesh = "1x1x1";
+  std::string target = "cpu";
+  ShapeOptions shapes;
+  int64_t globalBatch = 0;
+  int64_t microBatch = 0;
+  BuildTrainStepPassOptions training;
+};
+int runCompileCommand(const CompileCommandOptions &options);
+
 } // namespace mlir::dtc
 
 #endif // DTC_COMPILER_DRIVER_COMMANDS_H

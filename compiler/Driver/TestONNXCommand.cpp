@@ -8,10 +8,12 @@
 
 #include "compiler/Driver/Commands.h"
 #include "compiler/Driver/Diagnostics.h"
+#include "compiler/Driver/CompiledRunner.h"
 #include "compiler/Driver/ModelRunner.h"
 #include "dialects/DTG/IR/DTGOps.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -133,7 +135,7 @@ Tensor bitsToBF16(const Tensor &t) {
 }
 
 /// Runs one test folder in this process.
-TestResult runTest(StringRef dir) {
+TestResult runTest(StringRef dir, bool compiled) {
   TestResult result;
   MLIRContext context;
   context.disableMultithreading();
@@ -222,6 +224,27 @@ TestResult runTest(StringRef dir) {
             .isBF16())
       if (auto name = main.getArgAttrOfType<StringAttr>(i, attrs::kName))
         bf16Inputs.insert(name.getValue());
+  // With --target cpu, the model runs as generated code.
+  CompiledForward program;
+  SmallString<128> buildDir;
+  if (compiled) {
+    std::string error;
+    if (llvm::sys::fs::createUniqueDirectory("dtc-test-onnx", buildDir) ||
+        failed(program.build(**module, buildDir, error))) {
+      std::string message = diagnostics.firstError();
+      result.status = StringRef(message).contains("has no kernel")
+                          ? Status::Unsupported
+                          : Status::Fail;
+      result.reason = message.empty() ? error
+                                      : withoutPath(firstLine(message), modelPath);
+      llvm::sys::fs::remove_directories(buildDir);
+      return result;
+    }
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (compiled)
+      llvm::sys::fs::remove_directories(buildDir);
+  });
   for (const std::string &set : sets) {
     std::vector<std::pair<std::string, Tensor>> inputs, outputs;
     if (!readSet(set, "input_", inputs) || !readSet(set, "output_", outputs))
@@ -236,7 +259,13 @@ TestResult runTest(StringRef dir) {
     for (auto [k, entry] : llvm::enumerate(inputs))
       byName[k < inputNames->size() ? (*inputNames)[k] : entry.first] =
           entry.second;
-    FailureOr<SmallVector<Tensor>> got = runMain(**module, byName);
+    std::string runError;
+    FailureOr<SmallVector<Tensor>> got =
+        compiled ? program.run(byName, runError) : runMain(**module, byName);
+    if (failed(got) && compiled) {
+      result.reason = firstLine(runError);
+      return result;
+    }
     if (failed(got)) {
       std::string message = diagnostics.firstError();
       result.status = StringRef(message).contains("has no kernel")
@@ -292,7 +321,7 @@ Child startChild(size_t index, const std::string &dir,
     rlimit limit;
     limit.rlim_cur = limit.rlim_max = options.memoryLimitBytes + (1ull << 30);
     setrlimit(RLIMIT_AS, &limit);
-    TestResult r = runTest(dir);
+    TestResult r = runTest(dir, options.target == "cpu");
     std::string line = (r.status == Status::Pass          ? "PASS"
                         : r.status == Status::Unsupported ? "UNSUPPORTED"
                                                           : "FAIL") +
@@ -311,10 +340,6 @@ int mlir::dtc::runTestONNXCommand(const TestONNXCommandOptions &options) {
   if (options.target != "interp" && options.target != "cpu")
     return reportError("--target must be 'interp' or 'cpu', got '" +
                        options.target + "'");
-  if (options.target != "interp")
-    return reportError("--target " + options.target +
-                       " is not available: test-onnx runs the reference "
-                       "interpreter ('interp') until CPU code generation lands");
   std::vector<std::string> tests;
   for (const std::string &dir : options.dirs) {
     if (!llvm::sys::fs::is_directory(dir))

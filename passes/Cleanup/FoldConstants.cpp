@@ -32,7 +32,9 @@ struct FoldConstantsPass
     for (Operation *op : candidates) {
       // Dropout's mask belongs to the step; an op without a kernel cannot
       // be evaluated (the interpreter reports that when it runs the op).
-      if (isa<dtg::DropoutOp>(op) || !dtg::interp::getKernelRegistry().lookup(op))
+      if (isa<dtg::DropoutOp>(op) ||
+          !dtg::interp::getKernelRegistry().lookup(op) ||
+          dtg::interp::estimateWork(op) > dtg::interp::kMaxFoldWork)
         continue;
       SmallVector<dtg::interp::Tensor> operands;
       bool allConstant = true;

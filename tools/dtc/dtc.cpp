@@ -22,6 +22,11 @@ static cl::SubCommand interpretCmd(
 static cl::SubCommand testOnnxCmd(
     "test-onnx", "Run ONNX backend-test folders (model.onnx + "
                  "test_data_set_*) and report PASS/FAIL/UNSUPPORTED");
+static cl::SubCommand interpretTrainCmd(
+    "interpret-train", "Build a model's training step and run it in the "
+                       "reference interpreter (the oracle of compiled training)");
+static cl::SubCommand compileCmd(
+    "compile", "Compile a model's training step into OUTDIR/train");
 
 // import / interpret
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.onnx"),
@@ -38,7 +43,8 @@ static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Shape of a data input (NAME=DIMxDIM), repeatable"),
                 cl::value_desc("NAME=DIMxDIM"), cl::sub(importCmd),
-                cl::sub(interpretCmd));
+                cl::sub(interpretCmd), cl::sub(interpretTrainCmd),
+                cl::sub(compileCmd));
 static cl::opt<bool> noCleanup("no-cleanup",
                                cl::desc("Print the importer's output before "
                                         "the clean-up pipeline"),
@@ -59,9 +65,20 @@ static cl::opt<double> rtol("rtol",
                             cl::desc("Largest relative L2 error accepted"),
                             cl::init(1e-5), cl::sub(interpretCmd));
 
-static cl::SubCommand interpretTrainCmd(
-    "interpret-train", "Build a model's training step and run it in the "
-                       "reference interpreter (the oracle of compiled training)");
+
+
+static cl::opt<std::string> compileModelPath(cl::Positional,
+                                             cl::desc("MODEL.onnx"),
+                                             cl::Required, cl::sub(compileCmd));
+static cl::opt<std::string> compileOut("o", cl::desc("Output folder"),
+                                       cl::value_desc("OUTDIR"),
+                                       cl::sub(compileCmd));
+static cl::opt<std::string> meshOpt("mesh",
+                                    cl::desc("Device mesh DPxTPxPP or "
+                                             "dp=N,tp=N,pp=N"),
+                                    cl::init("1x1x1"), cl::sub(compileCmd));
+static cl::opt<std::string> compileTarget("target", cl::desc("cpu|cuda"),
+                                          cl::init("cpu"), cl::sub(compileCmd));
 static cl::opt<std::string> trainModelPath(cl::Positional,
                                            cl::desc("MODEL.onnx"), cl::Required,
                                            cl::sub(interpretTrainCmd));
@@ -71,85 +88,85 @@ static cl::OptionCategory trainingCategory("Training options");
 static cl::opt<int64_t> globalBatch("global-batch",
                                     cl::desc("Samples per optimizer step"),
                                     cl::value_desc("N"), cl::sub(interpretTrainCmd),
-                                    cl::cat(trainingCategory));
+                                    cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<int64_t> microBatch(
     "micro-batch", cl::desc("Samples per micro-batch (default: the global batch)"),
-    cl::value_desc("N"), cl::sub(interpretTrainCmd), cl::cat(trainingCategory));
+    cl::value_desc("N"), cl::sub(interpretTrainCmd), cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<std::string> lossOutput("loss-output",
                                        cl::desc("Output that is the loss"),
                                        cl::sub(interpretTrainCmd),
-                                       cl::cat(trainingCategory));
+                                       cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<std::string> lossKind("loss",
                                      cl::desc("Append a loss: cross_entropy|mse"),
                                      cl::sub(interpretTrainCmd),
-                                     cl::cat(trainingCategory));
+                                     cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<std::string> logitsName("logits",
                                        cl::desc("Output the appended loss reads"),
                                        cl::sub(interpretTrainCmd),
-                                       cl::cat(trainingCategory));
+                                       cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<std::string> labelsName("labels",
                                        cl::desc("Input with the loss targets"),
                                        cl::sub(interpretTrainCmd),
-                                       cl::cat(trainingCategory));
+                                       cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd|adamw"),
                                           cl::init("adamw"),
                                           cl::sub(interpretTrainCmd),
-                                          cl::cat(trainingCategory));
+                                          cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::list<std::string> freezeList("freeze",
                                         cl::desc("Parameters not to train "
                                                  "(glob patterns)"),
                                         cl::CommaSeparated,
                                         cl::sub(interpretTrainCmd),
-                                        cl::cat(trainingCategory));
+                                        cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::list<std::string> noDecayList("no-decay",
                                          cl::desc("Parameters exempt from "
                                                   "weight decay (glob patterns)"),
                                          cl::CommaSeparated,
                                          cl::sub(interpretTrainCmd),
-                                         cl::cat(trainingCategory));
+                                         cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> lrOpt("lr", cl::desc("Peak learning rate"),
                              cl::init(1e-3), cl::sub(interpretTrainCmd),
-                             cl::cat(trainingCategory));
+                             cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> momentumOpt("momentum", cl::desc("SGD momentum"),
                                    cl::init(0), cl::sub(interpretTrainCmd),
-                                   cl::cat(trainingCategory));
+                                   cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> dampeningOpt("dampening", cl::desc("SGD dampening"),
                                     cl::init(0), cl::sub(interpretTrainCmd),
-                                    cl::cat(trainingCategory));
+                                    cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<bool> nesterovOpt("nesterov", cl::desc("SGD Nesterov momentum"),
                                  cl::sub(interpretTrainCmd),
-                                 cl::cat(trainingCategory));
+                                 cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::list<double> betasOpt("betas", cl::desc("AdamW betas (B1,B2)"),
                                  cl::CommaSeparated, cl::sub(interpretTrainCmd),
-                                 cl::cat(trainingCategory));
+                                 cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> epsOpt("eps", cl::desc("AdamW epsilon"), cl::init(1e-8),
                               cl::sub(interpretTrainCmd),
-                              cl::cat(trainingCategory));
+                              cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> weightDecayOpt(
     "weight-decay", cl::desc("Weight decay (default 0 for SGD, 0.01 AdamW)"),
-    cl::init(-1), cl::sub(interpretTrainCmd), cl::cat(trainingCategory));
+    cl::init(-1), cl::sub(interpretTrainCmd), cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> clipNormOpt("clip-norm",
                                    cl::desc("Clip the global gradient norm"),
                                    cl::init(0), cl::sub(interpretTrainCmd),
-                                   cl::cat(trainingCategory));
+                                   cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<std::string> lrScheduleOpt("lr-schedule",
                                           cl::desc("constant|linear|cosine"),
                                           cl::init("constant"),
                                           cl::sub(interpretTrainCmd),
-                                          cl::cat(trainingCategory));
+                                          cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<int64_t> warmupOpt("warmup", cl::desc("Warmup steps"),
                                   cl::init(0), cl::sub(interpretTrainCmd),
-                                  cl::cat(trainingCategory));
+                                  cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<int64_t> totalStepsOpt("total-steps",
                                       cl::desc("Steps of the schedule"),
                                       cl::init(0), cl::sub(interpretTrainCmd),
-                                      cl::cat(trainingCategory));
+                                      cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> minLrOpt("min-lr", cl::desc("Floor of the schedule"),
                                 cl::init(0), cl::sub(interpretTrainCmd),
-                                cl::cat(trainingCategory));
+                                cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<int64_t> seedOpt("seed", cl::desc("Dropout seed"), cl::init(0),
                                 cl::sub(interpretTrainCmd),
-                                cl::cat(trainingCategory));
+                                cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::list<std::string> trainData("data",
                                        cl::desc("Training data "
                                                 "(NAME=FILE.npy,...)"),
@@ -196,6 +213,44 @@ static ShapeOptions shapeOptions() {
   return shapes;
 }
 
+/// Fills the training-step options from the training flags; false after an
+/// error.
+static bool trainingOptions(BuildTrainStepPassOptions &t) {
+
+    t.lossOutput = lossOutput;
+    t.loss = lossKind;
+    t.logits = logitsName;
+    t.labels = labelsName;
+    t.optimizer = optimizerName;
+    static std::vector<std::string> freeze(freezeList.begin(),
+                                           freezeList.end());
+    static std::vector<std::string> noDecay(noDecayList.begin(),
+                                            noDecayList.end());
+    t.freeze = freeze;
+    t.noDecay = noDecay;
+    t.lr = lrOpt;
+    t.momentum = momentumOpt;
+    t.dampening = dampeningOpt;
+    t.nesterov = nesterovOpt;
+    if (!betasOpt.empty()) {
+      if (betasOpt.size() != 2) {
+        errs() << "dtc: error: --betas expects two values B1,B2\n";
+        return false;
+      }
+      t.beta1 = betasOpt[0];
+      t.beta2 = betasOpt[1];
+    }
+    t.eps = epsOpt;
+    t.weightDecay = weightDecayOpt;
+    t.clipNorm = clipNormOpt;
+    t.lrSchedule = lrScheduleOpt;
+    t.warmup = warmupOpt;
+    t.totalSteps = totalStepsOpt;
+    t.minLr = minLrOpt;
+    t.seed = seedOpt;
+  return true;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "dtc: a compiler for distributed "
@@ -221,45 +276,29 @@ int main(int argc, char **argv) {
   if (interpretTrainCmd) {
     InterpretTrainCommandOptions options;
     options.model = trainModelPath;
+    options.shapes = shapeOptions();
     options.globalBatch = globalBatch;
     options.microBatch = microBatch;
     options.data.assign(trainData.begin(), trainData.end());
     options.steps = stepsOpt;
     options.logJsonl = logJsonl;
     options.dumpGradients = dumpGradients;
-    BuildTrainStepPassOptions &t = options.training;
-    t.lossOutput = lossOutput;
-    t.loss = lossKind;
-    t.logits = logitsName;
-    t.labels = labelsName;
-    t.optimizer = optimizerName;
-    static std::vector<std::string> freeze(freezeList.begin(),
-                                           freezeList.end());
-    static std::vector<std::string> noDecay(noDecayList.begin(),
-                                            noDecayList.end());
-    t.freeze = freeze;
-    t.noDecay = noDecay;
-    t.lr = lrOpt;
-    t.momentum = momentumOpt;
-    t.dampening = dampeningOpt;
-    t.nesterov = nesterovOpt;
-    if (!betasOpt.empty()) {
-      if (betasOpt.size() != 2) {
-        errs() << "dtc: error: --betas expects two values B1,B2\n";
-        return 1;
-      }
-      t.beta1 = betasOpt[0];
-      t.beta2 = betasOpt[1];
-    }
-    t.eps = epsOpt;
-    t.weightDecay = weightDecayOpt;
-    t.clipNorm = clipNormOpt;
-    t.lrSchedule = lrScheduleOpt;
-    t.warmup = warmupOpt;
-    t.totalSteps = totalStepsOpt;
-    t.minLr = minLrOpt;
-    t.seed = seedOpt;
+    if (!trainingOptions(options.training))
+      return 1;
     return runInterpretTrainCommand(options);
+  }
+  if (compileCmd) {
+    CompileCommandOptions options;
+    options.model = compileModelPath;
+    options.outDir = compileOut;
+    options.mesh = meshOpt;
+    options.target = compileTarget;
+    options.shapes = shapeOptions();
+    options.globalBatch = globalBatch;
+    options.microBatch = microBatch;
+    if (!trainingOptions(options.training))
+      return 1;
+    return runCompileCommand(options);
   }
   if (testOnnxCmd) {
     TestONNXCommandOptions options;

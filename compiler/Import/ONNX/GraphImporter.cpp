@@ -53,6 +53,20 @@ LogicalResult GraphImporter::collectInitializers() {
 }
 
 LogicalResult GraphImporter::collectInputs() {
+  // A shape for an input the model does not have is a typo, not a no-op (and
+  // likely why another input has no shape).
+  llvm::StringSet<> dataInputs;
+  std::string names;
+  for (const onnx::ValueInfoProto &info : model.graph().input())
+    if (!initializers.count(info.name()) &&
+        dataInputs.insert(info.name()).second)
+      names += (names.empty() ? "'" : ", '") + info.name() + "'";
+  for (const auto &entry : options.inputShapes)
+    if (!dataInputs.contains(entry.getKey()))
+      return emitError(fileLoc, "--input-shape names '")
+             << entry.getKey() << "', which is not a data input of the model "
+             << "(its data inputs: " << (names.empty() ? "none" : names)
+             << ")";
   for (const onnx::ValueInfoProto &info : model.graph().input()) {
     const std::string &name = info.name();
     if (initializers.count(name))
@@ -136,18 +150,6 @@ LogicalResult GraphImporter::collectInputs() {
       rebinding = std::make_pair(*input.exportedBatch, *options.batch);
     inputs[name] = input;
   }
-  // A shape for an input the model does not have is a typo, not a no-op.
-  for (const auto &entry : options.inputShapes)
-    if (!inputs.count(entry.getKey())) {
-      std::string names;
-      for (const onnx::ValueInfoProto &info : model.graph().input())
-        if (inputs.count(info.name()))
-          names += (names.empty() ? "'" : ", '") + info.name() + "'";
-      return emitError(fileLoc, "--input-shape names '")
-             << entry.getKey() << "', which is not a data input of the model "
-             << "(its data inputs: " << (names.empty() ? "none" : names)
-             << ")";
-    }
   return success();
 }
 

@@ -84,18 +84,19 @@ private:
 LogicalResult ModelValidator::checkHeader(int64_t &opset) {
   if (!model.has_graph() || model.ir_version() <= 0)
     return invalid("not an ONNX model (no graph or IR version)");
-  opset = -1;
+  std::optional<int64_t> defaultOpset;
   for (const auto &entry : model.opset_import())
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
-      opset = entry.version();
-  if (opset < 0) {
+      defaultOpset = entry.version();
+  opset = defaultOpset.value_or(1);
+  if (!defaultOpset) {
     if (model.opset_import_size() > 0)
       return unsupported("the model uses only the domain '" +
                          model.opset_import(0).domain() +
                          "', which is not supported");
     if (model.ir_version() >= 3)
       return invalid("the model imports no opset of the default ONNX domain");
-    opset = 1; // IR < 3 had no opset_import; ONNX treats it as opset 1.
+    // IR < 3 had no opset_import; ONNX treats it as opset 1.
   }
   if (opset < 1)
     return invalid("the model imports opset " + Twine(opset) +

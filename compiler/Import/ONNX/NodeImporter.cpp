@@ -177,10 +177,8 @@ NodeImporter::create(StringRef opName, ValueRange operands,
   // whose work grows faster than their operands and results (contractions,
   // windows whose size is an attribute) are left to the clean-up pipeline:
   // a hostile model could make them take hours here.
-  if (isa<dtg::DropoutOp, dtg::MatMulOp, dtg::GemmOp, dtg::EinsumOp,
-          dtg::ConvOp, dtg::ConvInputGradOp, dtg::ConvWeightGradOp,
-          dtg::MaxPoolOp, dtg::AvgPoolOp, dtg::MaxPoolGradOp,
-          dtg::AvgPoolGradOp>(op))
+  if (isa<dtg::DropoutOp>(op) ||
+      dtg::interp::estimateWork(op) > dtg::interp::kMaxFoldWork)
     return results;
   SmallVector<Tensor> values;
   int64_t elements = 0;

@@ -37,6 +37,50 @@ Tensor mlir::dtg::interp::makeResult(Type type) {
   return Tensor::zeros(tensorType.getElementType(), tensorType.getShape());
 }
 
+int64_t mlir::dtg::interp::estimateWork(Operation *op) {
+  auto elements = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getNumElements();
+  };
+  auto volume = [](ArrayRef<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n = d > 0 && n > (int64_t(1) << 62) / d ? (int64_t(1) << 62) : n * d;
+    return n;
+  };
+  int64_t results = 0;
+  for (Value r : op->getResults())
+    results += elements(r);
+  auto times = [&](int64_t a, int64_t b) { return volume({a, b}); };
+  if (auto mm = dyn_cast<MatMulOp>(op))
+    return times(results, mm.getLhs().getType().getShape().back());
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return times(results, gemm.getA().getType().getDimSize(
+                              gemm.getTransA() ? 0 : 1));
+  if (auto conv = dyn_cast<ConvOp>(op))
+    return times(results, volume(conv.getWeight().getType().getShape().drop_front()));
+  if (isa<ConvInputGradOp, ConvWeightGradOp>(op))
+    return times(volume(cast<RankedTensorType>(op->getOperand(0).getType())
+                            .getShape()),
+                 volume(cast<RankedTensorType>(op->getOperand(1).getType())
+                            .getShape()
+                            .drop_front()));
+  if (auto pool = dyn_cast<MaxPoolOp>(op))
+    return times(results, volume(pool.getKernel()));
+  if (auto pool = dyn_cast<AvgPoolOp>(op))
+    return times(results, volume(pool.getKernel()));
+  if (auto grad = dyn_cast<MaxPoolGradOp>(op))
+    return times(elements(grad->getOperand(0)), volume(grad.getKernel()));
+  if (auto grad = dyn_cast<AvgPoolGradOp>(op))
+    return times(elements(grad->getOperand(0)), volume(grad.getKernel()));
+  if (auto einsum = dyn_cast<EinsumOp>(op)) {
+    int64_t work = 1;
+    for (Value v : einsum.getInputs())
+      work = times(work, elements(v));
+    return work;
+  }
+  return results;
+}
+
 FailureOr<SmallVector<Tensor>> mlir::dtg::interp::evaluateOp(
     Operation *op, ArrayRef<Tensor> operands) {
   if (auto constant = dyn_cast<dtg::ConstantOp>(op)) {

@@ -55,6 +55,15 @@ double scheduledLearningRate(double lr, int64_t k, int64_t warmup,
 /// Most elements a single result may have (guards memory on hostile input).
 constexpr int64_t kMaxElements = int64_t(1) << 27;
 
+/// Multiply-adds (or window visits) evaluating `op` would take, for the ops
+/// whose work grows faster than their operands and results (contractions,
+/// convolutions, pooling); the result size for the others. Callers that fold
+/// constants bound it, so a hostile model cannot make them run for hours.
+int64_t estimateWork(Operation *op);
+
+/// Most work folding may spend on one op.
+constexpr int64_t kMaxFoldWork = int64_t(1) << 26;
+
 /// Evaluates one op on operand values.
 FailureOr<SmallVector<Tensor>> evaluateOp(Operation *op,
                                           ArrayRef<Tensor> operands);

@@ -103,14 +103,24 @@ double softplus(double x) {
 double roundHalfEven(double x) { return std::nearbyint(x); }
 double sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 
-int64_t floorDiv(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }
+/// Integer division truncating toward zero; x / 0 is 0 and INT64_MIN / -1
+/// wraps to INT64_MIN (both undefined in C++).
+int64_t floorDiv(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  return a / b;
+}
 int64_t intPow(int64_t base, int64_t exp) {
   if (exp < 0)
     return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
-  int64_t r = 1;
-  for (int64_t k = 0; k < exp && k < 64; ++k)
-    r *= base;
-  return r;
+  // Squaring with two's-complement wrap-around (no signed overflow).
+  uint64_t r = 1, b = static_cast<uint64_t>(base);
+  for (uint64_t e = static_cast<uint64_t>(exp); e; e >>= 1, b *= b)
+    if (e & 1)
+      r *= b;
+  return static_cast<int64_t>(r);
 }
 
 } // namespace
@@ -268,7 +278,7 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
         result.setInt(k, 0);
         return;
       }
-      int64_t r = x % y;
+      int64_t r = y == -1 ? 0 : x % y; // INT64_MIN % -1 is undefined
       if (!fmod && r != 0 && ((r < 0) != (y < 0)))
         r += y;
       result.setInt(k, r);

@@ -72,6 +72,11 @@ typedef struct dtcrt_model_desc {
   dtcrt_step_fn eval_step;
 } dtcrt_model_desc;
 
+/* Runs a forward-only program once: --input NAME=FILE.npy for each data
+   input, parameters from weights.bin beside the executable, every result
+   written as --output-dir DIR/NAME.npy. Returns the process exit code. */
+int dtcrt_forward_main(int argc, char **argv, const dtcrt_model_desc *model);
+
 /* Runs the `train` command line on `model`; returns the process exit code. */
 int dtcrt_train_main(int argc, char **argv, const dtcrt_model_desc *model);
 

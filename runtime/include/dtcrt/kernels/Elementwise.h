@@ -65,8 +65,7 @@ inline float roundToOddFloat(double value) {
 }
 
 /// `value` rounded to float type T, to nearest even, in one step.
-template <typename T>
-inline T roundTo(double value) {
+template <typename T> inline T roundTo(double value) {
   if constexpr (std::is_same_v<T, double>)
     return value;
   else if constexpr (std::is_same_v<T, float>)
@@ -77,8 +76,7 @@ inline T roundTo(double value) {
 
 /// An integer (64-bit two's complement) wrapped to integer type T; bool is
 /// `value != 0`.
-template <typename T>
-inline T wrapInt(int64_t value) {
+template <typename T> inline T wrapInt(int64_t value) {
   if constexpr (std::is_same_v<T, bool>)
     return value != 0;
   else
@@ -88,8 +86,7 @@ inline T wrapInt(int64_t value) {
 /// Stores a real `value` in T as the interpreter's Tensor::set: floats round
 /// to nearest even; NaN becomes 0; bool is `value != 0`; other integers
 /// truncate toward zero, saturate at the int64 range, then wrap to T.
-template <typename T>
-inline T fromDouble(double value) {
+template <typename T> inline T fromDouble(double value) {
   if constexpr (isFloating<T>) {
     return detail::roundTo<T>(value);
   } else {
@@ -106,8 +103,7 @@ inline T fromDouble(double value) {
 }
 
 /// Stores an integer `value` in T as the interpreter's Tensor::setInt.
-template <typename T>
-inline T fromInt(int64_t value) {
+template <typename T> inline T fromInt(int64_t value) {
   if constexpr (isFloating<T>)
     return detail::roundTo<T>(static_cast<double>(value));
   else
@@ -116,8 +112,7 @@ inline T fromInt(int64_t value) {
 
 /// The value of `x` in its compute type (compute_t<T>): float for 16-bit
 /// floats, int64_t for integers (unsigned 64-bit values keep their bits).
-template <typename T>
-inline compute_t<T> load(T x) {
+template <typename T> inline compute_t<T> load(T x) {
   if constexpr (std::is_same_v<T, bool>)
     return x;
   else
@@ -125,8 +120,7 @@ inline compute_t<T> load(T x) {
 }
 
 /// The value of `x` as a double, as the interpreter's Tensor::get.
-template <typename T>
-inline double toDouble(T x) {
+template <typename T> inline double toDouble(T x) {
   if constexpr (isFloating<T>)
     return static_cast<double>(detail::load(x));
   else
@@ -136,6 +130,11 @@ inline double toDouble(T x) {
 //===----------------------------------------------------------------------===//
 // Loop helpers
 //===----------------------------------------------------------------------===//
+
+/// T in a parameter that does not take part in template argument deduction
+/// (so `nullptr` can be passed for an absent optional operand).
+template <typename T> struct TypeIdentity { using type = T; };
+template <typename T> using NonDeduced = typename TypeIdentity<T>::type;
 
 /// Product of `s.dims[begin:end]`.
 inline int64_t product(const Shape &s, int begin, int end) {
@@ -152,8 +151,7 @@ constexpr int64_t kBlock = 4096;
 /// elements). Dimensions of size 1 are dropped and adjacent dimensions that
 /// every array walks as one are merged, so the innermost loop is as long as
 /// the arrays allow.
-template <int N>
-struct StridedLoop {
+template <int N> struct StridedLoop {
   int rank = 0;
   int64_t dims[kMaxRank] = {};
   int64_t strides[N][kMaxRank] = {};
@@ -252,27 +250,27 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
   detail::alignedStrides(sb, sr, strides[1]);
   stridesOf(sr, strides[2]);
   detail::StridedLoop<3> loop(sr, strides);
-  detail::forEachRun(loop, [&](const int64_t *off, const int64_t *step,
-                               int64_t len) {
-    const T *pa = a + off[0], *pb = b + off[1];
-    R *out = r + off[2];
-    if (step[0] && step[1]) {
-      for (int64_t j = 0; j < len; ++j)
-        out[j] = f(pa[j], pb[j]);
-    } else if (step[0]) {
-      T vb = pb[0];
-      for (int64_t j = 0; j < len; ++j)
-        out[j] = f(pa[j], vb);
-    } else if (step[1]) {
-      T va = pa[0];
-      for (int64_t j = 0; j < len; ++j)
-        out[j] = f(va, pb[j]);
-    } else {
-      R v = f(pa[0], pb[0]);
-      for (int64_t j = 0; j < len; ++j)
-        out[j] = v;
-    }
-  });
+  detail::forEachRun(loop,
+                     [&](const int64_t *off, const int64_t *step, int64_t len) {
+                       const T *pa = a + off[0], *pb = b + off[1];
+                       R *out = r + off[2];
+                       if (step[0] && step[1]) {
+                         for (int64_t j = 0; j < len; ++j)
+                           out[j] = f(pa[j], pb[j]);
+                       } else if (step[0]) {
+                         T vb = pb[0];
+                         for (int64_t j = 0; j < len; ++j)
+                           out[j] = f(pa[j], vb);
+                       } else if (step[1]) {
+                         T va = pa[0];
+                         for (int64_t j = 0; j < len; ++j)
+                           out[j] = f(va, pb[j]);
+                       } else {
+                         R v = f(pa[0], pb[0]);
+                         for (int64_t j = 0; j < len; ++j)
+                           out[j] = v;
+                       }
+                     });
 }
 
 } // namespace detail
@@ -283,9 +281,8 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
 
 /// Defines `name(s, x, y)`: y = EXPR of `v` (the compute type C).
 #define DTCK_UNARY(name, EXPR)                                                 \
-  template <typename T>                                                        \
-  inline void name(const Shape &s, const T *x, T *y) {                         \
-    detail::unaryMap(s, x, y, [](auto v) {                                             \
+  template <typename T> inline void name(const Shape &s, const T *x, T *y) {   \
+    detail::unaryMap(s, x, y, [](auto v) {                                     \
       using C = decltype(v);                                                   \
       (void)sizeof(C);                                                         \
       return static_cast<C>(EXPR);                                             \
@@ -298,7 +295,8 @@ DTCK_UNARY(sign, v > C(0) ? C(1) : (v < C(0) ? C(-1) : C(0)))
 DTCK_UNARY(exp, std::exp(v))
 DTCK_UNARY(log, std::log(v))
 DTCK_UNARY(sqrt, std::sqrt(v))
-DTCK_UNARY(rsqrt, C(1) / std::sqrt(v))
+// In double: one rounding, as the interpreter (sqrt is cheap).
+DTCK_UNARY(rsqrt, 1.0 / std::sqrt(static_cast<double>(v)))
 DTCK_UNARY(reciprocal, C(1) / v)
 DTCK_UNARY(floor, std::floor(v))
 DTCK_UNARY(ceil, std::ceil(v))
@@ -320,8 +318,8 @@ DTCK_UNARY(erf, std::erf(v))
 DTCK_UNARY(sigmoid, v >= C(0) ? C(1) / (C(1) + std::exp(-v))
                               : std::exp(v) / (C(1) + std::exp(v)))
 DTCK_UNARY(relu, v > C(0) ? v : C(0))
-DTCK_UNARY(softplus, v > C(0) ? v + std::log1p(std::exp(-v))
-                              : std::log1p(std::exp(v)))
+DTCK_UNARY(softplus,
+           v > C(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)))
 DTCK_UNARY(softsign, v / (C(1) + std::fabs(v)))
 
 #undef DTCK_UNARY
@@ -341,17 +339,18 @@ inline void logicalNot(const Shape &s, const bool *x, bool *y) {
 /// GELU, exact (erf) or tanh-approximated.
 template <typename T>
 inline void gelu(const Shape &s, const T *x, bool approximate, T *y) {
+  // 1 + erf(z) = erfc(-z) and (1 + tanh(u)) / 2 = 1 / (1 + exp(-2u)) avoid
+  // the cancellation of 1 + (almost -1) for negative x.
   if (approximate)
     detail::unaryMap(s, x, y, [](auto v) {
       using C = decltype(v);
-      return C(0.5) * v *
-             (C(1) + std::tanh(std::sqrt(C(2) / C(detail::kPi)) *
-                               (v + C(0.044715) * v * v * v)));
+      C u = std::sqrt(C(2) / C(detail::kPi)) * (v + C(0.044715) * v * v * v);
+      return v / (C(1) + std::exp(C(-2) * u));
     });
   else
     detail::unaryMap(s, x, y, [](auto v) {
       using C = decltype(v);
-      return C(0.5) * v * (C(1) + std::erf(v / std::sqrt(C(2))));
+      return C(0.5) * v * std::erfc(-v / std::sqrt(C(2)));
     });
 }
 
@@ -360,16 +359,17 @@ template <typename T>
 inline void leakyRelu(const Shape &s, const T *x, double alpha, T *y) {
   detail::unaryMap(s, x, y, [alpha](auto v) {
     using C = decltype(v);
-    return v >= C(0) ? v : C(alpha) * v;
+    // The product in double rounds once, as the interpreter's.
+    return v >= C(0) ? v : static_cast<C>(alpha * static_cast<double>(v));
   });
 }
 
-/// x if x > 0, else alpha * (exp(x) - 1).
+/// x if x > 0, else alpha * (exp(x) - 1) (expm1: exact near 0).
 template <typename T>
 inline void elu(const Shape &s, const T *x, double alpha, T *y) {
   detail::unaryMap(s, x, y, [alpha](auto v) {
     using C = decltype(v);
-    return v > C(0) ? v : C(alpha) * (std::exp(v) - C(1));
+    return v > C(0) ? v : C(alpha) * std::expm1(v);
   });
 }
 
@@ -379,28 +379,27 @@ inline void celu(const Shape &s, const T *x, double alpha, T *y) {
   detail::unaryMap(s, x, y, [alpha](auto v) {
     using C = decltype(v);
     C a = C(alpha);
-    return std::max(C(0), v) + std::min(C(0), a * (std::exp(v / a) - C(1)));
+    return std::max(C(0), v) + std::min(C(0), a * std::expm1(v / a));
   });
 }
 
 /// gamma * x if x > 0, else gamma * alpha * (exp(x) - 1).
 template <typename T>
-inline void selu(const Shape &s, const T *x, double alpha, double gamma,
-                 T *y) {
+inline void selu(const Shape &s, const T *x, double alpha, double gamma, T *y) {
   detail::unaryMap(s, x, y, [alpha, gamma](auto v) {
     using C = decltype(v);
-    return v > C(0) ? C(gamma) * v
-                    : C(gamma) * C(alpha) * (std::exp(v) - C(1));
+    return v > C(0) ? C(gamma) * v : C(gamma) * C(alpha) * std::expm1(v);
   });
 }
 
 /// max(0, min(1, alpha * x + beta)).
 template <typename T>
 inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
-                         T *y) {
+                        T *y) {
   detail::unaryMap(s, x, y, [alpha, beta](auto v) {
     using C = decltype(v);
-    return std::max(C(0), std::min(C(1), C(alpha) * v + C(beta)));
+    double z = alpha * static_cast<double>(v) + beta; // as the interpreter
+    return static_cast<C>(std::max(0.0, std::min(1.0, z)));
   });
 }
 
@@ -434,8 +433,7 @@ inline void clip(const Shape &s, const T *x, bool hasMin, double min,
 }
 
 /// True where x is NaN.
-template <typename T>
-inline void isNan(const Shape &s, const T *x, bool *y) {
+template <typename T> inline void isNan(const Shape &s, const T *x, bool *y) {
   int64_t n = s.numel();
   DTCK_PARALLEL_FOR(n)
   for (int64_t i = 0; i < n; ++i)
@@ -445,13 +443,13 @@ inline void isNan(const Shape &s, const T *x, bool *y) {
 /// True where x is an infinity of a selected sign.
 template <typename T>
 inline void isInf(const Shape &s, const T *x, bool detectNegative,
-                   bool detectPositive, bool *y) {
+                  bool detectPositive, bool *y) {
   int64_t n = s.numel();
   DTCK_PARALLEL_FOR(n)
   for (int64_t i = 0; i < n; ++i) {
     auto v = detail::load(x[i]);
-    y[i] = std::isinf(v) && ((v > 0 && detectPositive) ||
-                             (v < 0 && detectNegative));
+    y[i] = std::isinf(v) &&
+           ((v > 0 && detectPositive) || (v < 0 && detectNegative));
   }
 }
 
@@ -497,19 +495,19 @@ inline int64_t intPow(int64_t base, int64_t exp) {
   template <typename T>                                                        \
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, T *r) {                             \
-    detail::binaryMap(sa, sb, sr, a, b, r, [](T p, T q) {                              \
-      auto x = detail::load(p), y = detail::load(q);                                           \
+    detail::binaryMap(sa, sb, sr, a, b, r, [](T p, T q) {                      \
+      auto x = detail::load(p), y = detail::load(q);                           \
       using C = decltype(x);                                                   \
       if constexpr (isFloating<T>)                                             \
         return T(static_cast<C>(FEXPR));                                       \
       else                                                                     \
-        return detail::wrapInt<T>(IEXPR);                                              \
+        return detail::wrapInt<T>(IEXPR);                                      \
     });                                                                        \
   }
 
 DTCK_BINARY(add, x + y, detail::wrappingAdd(x, y))
 DTCK_BINARY(sub, x - y, detail::wrappingSub(x, y))
-DTCK_BINARY(mul, x * y, detail::wrappingMul(x, y))
+DTCK_BINARY(mul, x *y, detail::wrappingMul(x, y))
 DTCK_BINARY(div, x / y, detail::intDiv(x, y))
 DTCK_BINARY(pow, std::pow(x, y), detail::intPow(x, y))
 // NaN-propagating, argument order as the interpreter's std::max/std::min.
@@ -552,15 +550,15 @@ inline void mod(const Shape &sa, const Shape &sb, const Shape &sr, const T *a,
 /// Logical and, or, exclusive or of booleans (the names avoid C++'s
 /// alternative tokens `and`, `or`, `xor`).
 inline void logicalAnd(const Shape &sa, const Shape &sb, const Shape &sr,
-                        const bool *a, const bool *b, bool *r) {
+                       const bool *a, const bool *b, bool *r) {
   detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x && y; });
 }
 inline void logicalOr(const Shape &sa, const Shape &sb, const Shape &sr,
-                       const bool *a, const bool *b, bool *r) {
+                      const bool *a, const bool *b, bool *r) {
   detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x || y; });
 }
 inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
-                        const bool *a, const bool *b, bool *r) {
+                       const bool *a, const bool *b, bool *r) {
   detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x != y; });
 }
 
@@ -569,8 +567,9 @@ inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
   template <typename T>                                                        \
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, bool *r) {                          \
-    detail::binaryMap(sa, sb, sr, a, b, r,                                             \
-              [](T p, T q) -> bool { return detail::load(p) OP detail::load(q); });            \
+    detail::binaryMap(sa, sb, sr, a, b, r, [](T p, T q) -> bool {              \
+      return detail::load(p) OP detail::load(q);                               \
+    });                                                                        \
   }
 
 DTCK_COMPARE(equal, ==)
@@ -596,14 +595,14 @@ inline void where(const Shape &sc, const Shape &st, const Shape &sf,
   detail::alignedStrides(sf, sr, strides[2]);
   stridesOf(sr, strides[3]);
   detail::StridedLoop<4> loop(sr, strides);
-  detail::forEachRun(loop, [&](const int64_t *off, const int64_t *step,
-                               int64_t len) {
-    const bool *pc = c + off[0];
-    const T *pt = t + off[1], *pf = f + off[2];
-    T *out = r + off[3];
-    for (int64_t j = 0; j < len; ++j)
-      out[j] = pc[j * step[0]] ? pt[j * step[1]] : pf[j * step[2]];
-  });
+  detail::forEachRun(
+      loop, [&](const int64_t *off, const int64_t *step, int64_t len) {
+        const bool *pc = c + off[0];
+        const T *pt = t + off[1], *pf = f + off[2];
+        T *out = r + off[3];
+        for (int64_t j = 0; j < len; ++j)
+          out[j] = pc[j * step[0]] ? pt[j * step[1]] : pf[j * step[2]];
+      });
 }
 
 /// Converts each element to To as the interpreter: float to float rounds to

@@ -170,16 +170,16 @@ inline double minOf(double a, double b) {
 
 /// Stores a real-valued result as the interpreter's storeReal: for integer
 /// types, infinities and values beyond the type's range saturate.
-template <typename T>
-inline T storeReal(double value) {
+template <typename T> inline T storeReal(double value) {
   if constexpr (isFloating<T>) {
     return detail::roundTo<T>(value);
   } else {
     if (std::isnan(value))
       return detail::fromDouble<T>(value);
     double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-    double hi = sizeof(T) >= 8 ? 0x1p63
-                               : static_cast<double>(std::numeric_limits<T>::max());
+    double hi = sizeof(T) >= 8
+                    ? 0x1p63
+                    : static_cast<double>(std::numeric_limits<T>::max());
     if (value <= lo)
       return std::numeric_limits<T>::lowest();
     if (value >= hi)
@@ -200,7 +200,9 @@ inline void reduceSum(const Shape &in, const Shape &kept, const T *x, T *y) {
   if constexpr (isFloating<T>)
     detail::reduceNest<double>(
         in, kept, x, [](int64_t) { return 0.0; },
-        [](int64_t, double s, T v) { return s + static_cast<double>(detail::load(v)); },
+        [](int64_t, double s, T v) {
+          return s + static_cast<double>(detail::load(v));
+        },
         [y](int64_t r, double s) { y[r] = detail::roundTo<T>(s); });
   else
     detail::reduceNest<int64_t>(
@@ -218,7 +220,9 @@ inline void reduceMean(const Shape &in, const Shape &kept, const T *x, T *y) {
   if constexpr (isFloating<T>)
     detail::reduceNest<double>(
         in, kept, x, [](int64_t) { return 0.0; },
-        [](int64_t, double s, T v) { return s + static_cast<double>(detail::load(v)); },
+        [](int64_t, double s, T v) {
+          return s + static_cast<double>(detail::load(v));
+        },
         [y, count](int64_t r, double s) {
           y[r] = detail::roundTo<T>(s / static_cast<double>(count));
         });
@@ -279,7 +283,9 @@ inline void reduceProd(const Shape &in, const Shape &kept, const T *x, T *y) {
   if constexpr (isFloating<T>)
     detail::reduceNest<double>(
         in, kept, x, [](int64_t) { return 1.0; },
-        [](int64_t, double s, T v) { return s * static_cast<double>(detail::load(v)); },
+        [](int64_t, double s, T v) {
+          return s * static_cast<double>(detail::load(v));
+        },
         [y](int64_t r, double s) { y[r] = detail::roundTo<T>(s); });
   else
     detail::reduceNest<int64_t>(
@@ -294,7 +300,7 @@ inline void reduceProd(const Shape &in, const Shape &kept, const T *x, T *y) {
 /// m the maximum (an infinite or NaN maximum is the result itself).
 template <typename T>
 inline void reduceLogSumExp(const Shape &in, const Shape &kept, const T *x,
-                             T *y) {
+                            T *y) {
   std::vector<double> maxima(kept.numel());
   double *m = maxima.data();
   detail::reduceNest<double>(
@@ -344,7 +350,8 @@ inline void argReduce(const char *kernel, const Shape &in, const T *x,
   }
   auto equal = [](T p, T q) {
     if constexpr (isFloating<T>)
-      return detail::load(p) == detail::load(q) || (std::isnan(detail::load(p)) && std::isnan(detail::load(q)));
+      return detail::load(p) == detail::load(q) ||
+             (std::isnan(detail::load(p)) && std::isnan(detail::load(q)));
     else
       return p == q;
   };
@@ -447,8 +454,8 @@ inline void cumSum(const Shape &s, const T *x, int64_t axis, bool exclusive,
 /// write one value, accumulated in double in order of the positions.
 template <typename T, typename I>
 inline void nllLoss(const Shape &input, const T *x, const I *target,
-                     const T *weight, Reduction reduction, bool hasIgnoreIndex,
-                     int64_t ignoreIndex, T *y) {
+                    const detail::NonDeduced<T> *weight, Reduction reduction,
+                    bool hasIgnoreIndex, int64_t ignoreIndex, T *y) {
   int64_t batch = input.dims[0], classes = input.dims[1];
   int64_t inner = detail::product(input, 2, input.rank);
   double total = 0.0, totalWeight = 0.0;
@@ -460,17 +467,17 @@ inline void nllLoss(const Shape &input, const T *x, const I *target,
       if (!hasIgnoreIndex || t != ignoreIndex) {
         if (t < 0 || t >= classes) {
           char message[192];
-          std::snprintf(message, sizeof(message),
-                        "nll_loss: target %lld at position %lld is out of "
-                        "range for %lld classes [0, %lld)",
-                        static_cast<long long>(t),
-                        static_cast<long long>(position),
-                        static_cast<long long>(classes),
-                        static_cast<long long>(classes));
+          std::snprintf(
+              message, sizeof(message),
+              "nll_loss: target %lld at position %lld is out of "
+              "range for %lld classes [0, %lld)",
+              static_cast<long long>(t), static_cast<long long>(position),
+              static_cast<long long>(classes), static_cast<long long>(classes));
           fail(message);
         }
         double w = weight ? static_cast<double>(detail::load(weight[t])) : 1.0;
-        loss = -w * static_cast<double>(detail::load(x[(n * classes + t) * inner + p]));
+        loss = -w * static_cast<double>(
+                        detail::load(x[(n * classes + t) * inner + p]));
         total += loss;
         totalWeight += w;
       }

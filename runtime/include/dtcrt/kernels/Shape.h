@@ -85,8 +85,7 @@ inline void copyStrided(const Shape &loop, const T *src, int64_t srcOffset,
 }
 
 /// Fills `n` elements of `y` with `value`.
-template <typename T>
-inline void fill(int64_t n, T value, T *y) {
+template <typename T> inline void fill(int64_t n, T value, T *y) {
   DTCK_PARALLEL_FOR(n)
   for (int64_t i = 0; i < n; ++i)
     y[i] = value;
@@ -277,8 +276,8 @@ inline void forEachElementTarget(const Shape &data, const Shape &indices,
 
 /// torch.gather: y[p] = data[p with coordinate axis = indices[p]].
 template <typename T, typename I>
-inline void gatherElements(const Shape &data, const Shape &indices,
-                            const T *x, const I *idx, int64_t axis, T *y) {
+inline void gatherElements(const Shape &data, const Shape &indices, const T *x,
+                           const I *idx, int64_t axis, T *y) {
   detail::checkElementIndices("gather_elements", data, indices, idx, axis);
   detail::forEachElementTarget(data, indices, idx, axis, /*parallel=*/true,
                                [&](int64_t k, int64_t t) { y[k] = x[t]; });
@@ -287,9 +286,9 @@ inline void gatherElements(const Shape &data, const Shape &indices,
 /// y = data, then y[p with coordinate axis = indices[p]] = (or +=)
 /// updates[p], in order of p. `y` may be `x`.
 template <typename T, typename I>
-inline void scatterElements(const Shape &data, const Shape &indices,
-                             const T *x, const I *idx, const T *updates,
-                             int64_t axis, bool add, T *y) {
+inline void scatterElements(const Shape &data, const Shape &indices, const T *x,
+                            const I *idx, const T *updates, int64_t axis,
+                            bool add, T *y) {
   detail::checkElementIndices("scatter_elements", data, indices, idx, axis);
   if (y != x) {
     int64_t n = data.numel();
@@ -305,8 +304,8 @@ inline void scatterElements(const Shape &data, const Shape &indices,
         else if constexpr (isFloating<T>)
           y[t] = T(detail::load(y[t]) + detail::load(updates[k]));
         else
-          y[t] = detail::wrapInt<T>(
-              detail::wrappingAdd(detail::load(y[t]), detail::load(updates[k])));
+          y[t] = detail::wrapInt<T>(detail::wrappingAdd(
+              detail::load(y[t]), detail::load(updates[k])));
       });
 }
 
@@ -444,8 +443,8 @@ inline void trilu(const Shape &s, const T *x, bool upper, int64_t k, T *y) {
 /// rounds once (as the interpreter).
 template <typename T, typename I>
 inline void gatherGrad(const Shape &grad, const Shape &indices,
-                        const Shape &out, const T *g, const I *idx,
-                        int64_t axis, T *y) {
+                       const Shape &out, const T *g, const I *idx, int64_t axis,
+                       T *y) {
   int a = static_cast<int>(axis);
   int64_t outer = detail::product(out, 0, a);
   int64_t size = out.dims[a];
@@ -490,7 +489,7 @@ inline void gatherGrad(const Shape &grad, const Shape &indices,
 /// receive grad.
 template <typename T>
 inline void sliceGrad(const Shape &grad, const Shape &out, const T *g,
-                       const int64_t *starts, const int64_t *steps, T *y) {
+                      const int64_t *starts, const int64_t *steps, T *y) {
   detail::fill(out.numel(), T(0), y);
   int64_t outStrides[kMaxRank], srcStrides[kMaxRank] = {},
                                 dstStrides[kMaxRank] = {};
@@ -509,7 +508,7 @@ inline void sliceGrad(const Shape &grad, const Shape &out, const T *g,
 /// that pad copied it to.
 template <typename T>
 inline void padGrad(const Shape &grad, const Shape &out, const T *g,
-                     const int64_t *low, PadMode mode, T *y) {
+                    const int64_t *low, PadMode mode, T *y) {
   detail::checkPadSource("pad_grad", out, grad, mode);
   int rank = out.rank;
   int64_t n = out.numel();

@@ -1,4 +1,5 @@
-//===- Training.h - optimizer and schedule kernels of the CPU target -*- C++ -*-===//
+//===- Training.h - optimizer and schedule kernels of the CPU target -*- C++
+//-*-===//
 //
 // sgd_update, adamw_update and lr_schedule. The reference is
 // dialects/DTG/Interp/KernelsTraining.cpp, which mirrors torch.optim: every
@@ -60,12 +61,11 @@ inline void sgdUpdate(const Shape &s, const T *param, const T *grad,
 /// One torch.optim.AdamW step at optimizer step `step` (>= 1): decoupled
 /// weight decay, bias-corrected moments, no amsgrad.
 template <typename T>
-inline void adamWUpdate(const Shape &s, const T *param, const T *grad,
-                        const T *expAvg, const T *expAvgSq, const double *lr,
-                        const double *beta1, const double *beta2,
-                        const double *eps, const double *weightDecay,
-                        const int64_t *step, T *newParam, T *newExpAvg,
-                        T *newExpAvgSq) {
+inline void
+adamWUpdate(const Shape &s, const T *param, const T *grad, const T *expAvg,
+            const T *expAvgSq, const double *lr, const double *beta1,
+            const double *beta2, const double *eps, const double *weightDecay,
+            const int64_t *step, T *newParam, T *newExpAvg, T *newExpAvgSq) {
   int64_t t = *step;
   if (t < 1) {
     char message[96];

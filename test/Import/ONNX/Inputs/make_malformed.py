@@ -94,6 +94,7 @@ def cases(out):
     yield "opset99.onnx", relu_model(opset=99)
     yield "no-default-opset.onnx", relu_model(
         opsets=[helper.make_opsetid("com.example", 1)])
+    yield "no-opset-import.onnx", relu_model(opsets=[])
     gru = model([helper.make_node("GRU", ["x", "w", "r"], ["y"], name="gru",
                                   hidden_size=2)],
                 [tensor_in("x", [1, 2, 3]), tensor_in("w", [1, 6, 3]),
@@ -102,6 +103,7 @@ def cases(out):
     yield "opset5-gru.onnx", gru
 
     yield "opset0.onnx", relu_model(opset=0)
+    yield "opset-negative.onnx", relu_model(opset=-5)
 
     # What ONNX's version converter needs of an old model (it crashes
     # otherwise): below IR version 4, initializers among the graph inputs;
@@ -263,6 +265,9 @@ def cases(out):
     yield "input-string.onnx", model(
         [helper.make_node("Identity", ["x"], ["y"], name="id")],
         [tensor_in("x", [2], TensorProto.STRING)], [tensor_in("y", None)])
+    yield "input-twice.onnx", model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        [tensor_in("x", [2]), tensor_in("x", [3])], [tensor_in("y", None)])
     yield "input-no-name.onnx", model(
         [helper.make_node("Relu", ["x"], ["y"], name="relu")],
         [tensor_in("x", [2]), tensor_in("", [2])], [tensor_in("y", None)])
@@ -289,6 +294,13 @@ def cases(out):
         [helper.make_node("Add", ["a", "b"], ["y"], name="add")],
         [tensor_in("a", [2, 3]), tensor_in("b", [4, 5])],
         [tensor_in("y", None)])
+    yield "node-float-shape.onnx", model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+        [tensor_in("x", [2, 3])], [tensor_in("y", None)],
+        [helper.make_tensor("shape", FLOAT, [1], [6.0])])
+    yield "node-axis-out-of-range.onnx", model(
+        [helper.make_node("Concat", ["x", "x"], ["y"], name="concat", axis=5)],
+        [tensor_in("x", [2, 3])], [tensor_in("y", None)])
     constant_float = helper.make_node("Constant", [], ["y"], name="const")
     constant_float.attribute.append(helper.make_attribute("value", 1.5))
     yield "constant-not-tensor.onnx", model(

@@ -1,0 +1,150 @@
+//===- CompileCommand.cpp - `dtc compile` ---------------------------------===//
+
+#include "compiler/Driver/Commands.h"
+#include "compiler/Driver/Diagnostics.h"
+#include "compiler/Driver/ModelRunner.h"
+#include "compiler/Plan/PlanJson.h"
+#include "compiler/Target/TargetInfo.h"
+#include "compiler/Target/WeightsLayout.h"
+
+#include "passes/Memory/Passes.h"
+#include "passes/Training/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+/// Parses "AxBxC" or "dp=A,tp=B,pp=C" into (dp, tp, pp).
+static bool parseMesh(StringRef text, int64_t &dp, int64_t &tp, int64_t &pp) {
+  dp = tp = pp = 1;
+  if (text.contains('=')) {
+    SmallVector<StringRef> parts;
+    text.split(parts, ',');
+    for (StringRef part : parts) {
+      auto [axis, size] = part.split('=');
+      int64_t n;
+      if (size.getAsInteger(10, n) || n <= 0)
+        return false;
+      if (axis == "dp")
+        dp = n;
+      else if (axis == "tp")
+        tp = n;
+      else if (axis == "pp")
+        pp = n;
+      else
+        return false;
+    }
+    return true;
+  }
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  if (parts.empty() || parts.size() > 3)
+    return false;
+  int64_t *dims[] = {&dp, &tp, &pp};
+  for (auto [i, part] : llvm::enumerate(parts))
+    if (part.getAsInteger(10, *dims[i]) || *dims[i] <= 0)
+      return false;
+  return true;
+}
+
+static LogicalResult writeFile(StringRef path, StringRef contents) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    reportError("cannot write '" + path + "': " + ec.message());
+    return failure();
+  }
+  os << contents;
+  return success();
+}
+
+int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
+  int64_t dp, tp, pp;
+  if (!parseMesh(cmd.mesh, dp, tp, pp))
+    return reportError("--mesh expects DPxTPxPP or dp=N,tp=N,pp=N, got '" +
+                       cmd.mesh + "'");
+  if (dp * tp * pp != 1)
+    return reportError("--mesh " + cmd.mesh +
+                       ": this build compiles for one device (1x1x1) only; "
+                       "data, tensor and pipeline parallelism come later");
+  if (cmd.target != "cpu")
+    return reportError("--target " + cmd.target +
+                       " is not available (this build targets cpu)");
+  if (cmd.outDir.empty())
+    return reportError("-o OUTDIR is required");
+  if (cmd.globalBatch <= 0)
+    return reportError("--global-batch must be a positive integer");
+  int64_t micro = cmd.microBatch > 0 ? cmd.microBatch : cmd.globalBatch;
+  if (cmd.globalBatch % micro != 0)
+    return reportError("--micro-batch " + Twine(micro) +
+                       " does not divide --global-batch " +
+                       Twine(cmd.globalBatch));
+  ShapeOptions shapes = cmd.shapes;
+  shapes.batch = micro;
+  ImportOptions options;
+  if (!parseShapeOptions(shapes, options))
+    return 1;
+
+  MLIRContext context;
+  context.disableMultithreading();
+  DriverDiagnostics diagnostics(&context);
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      importAndClean(&context, cmd.model, options);
+  if (failed(module))
+    return 1;
+  BuildTrainStepPassOptions training = cmd.training;
+  training.microBatches = cmd.globalBatch / micro;
+  PassManager pm(&context);
+  pm.addPass(createBuildTrainStepPass(training));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createPlanMemoryPass());
+  if (failed(pm.run(**module)))
+    return 1;
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
+    return reportError("cannot create '" + cmd.outDir + "': " + ec.message());
+  auto path = [&](StringRef name) {
+    SmallString<256> p(cmd.outDir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  };
+  std::unique_ptr<TargetInfo> target = createCPUTargetInfo();
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  if (failed(target->emitProgram(**module, ProgramKind::Training, os)))
+    return 1;
+  auto step = (*module)->lookupSymbol<func::FuncOp>("train_step");
+  int64_t kernels = countKernels(**module);
+  std::string plan;
+  llvm::raw_string_ostream planOs(plan);
+  planOs << llvm::formatv("{0:2}", buildPlanJson(**module, kernels, kernels))
+         << "\n";
+  std::string ir;
+  llvm::raw_string_ostream irOs(ir);
+  (*module)->print(irOs, OpPrintingFlags().elideLargeElementsAttrs(16));
+  if (failed(writeFile(path("train.cpp"), source)) ||
+      failed(writeFile(path("plan.json"), plan)) ||
+      failed(writeFile(path("step.mlir"), ir)) ||
+      failed(WeightsLayout(step).write(path("weights.bin"))))
+    return 1;
+  if (std::error_code ec =
+          llvm::sys::fs::copy_file(cmd.model, path("model.onnx")))
+    return reportError("cannot copy the model into '" + cmd.outDir +
+                       "': " + ec.message());
+  std::string log;
+  if (!target->buildExecutable(path("train.cpp"), path("train"), log))
+    return reportError(log);
+  llvm::errs() << "dtc: wrote " << path("train") << " (" << kernels
+               << " kernels per step, arena "
+               << step->getAttrOfType<IntegerAttr>(memory::kArenaBytes).getInt()
+               << " bytes)\n";
+  return 0;
+}

@@ -1,0 +1,433 @@
+//===- CppEmitter.cpp - the step as C++ over the kernel library ----------===//
+
+#include "compiler/Target/CPU/CppEmitter.h"
+
+#include "compiler/Target/CPU/KernelEmitter.h"
+#include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/DTG/Interp/Tensor.h"
+#include "passes/Memory/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::dtc;
+using namespace mlir::dtc::cpu;
+
+//===----------------------------------------------------------------------===//
+// Registry and literals
+//===----------------------------------------------------------------------===//
+
+const EmitRule *EmitRegistry::lookup(Operation *op) const {
+  std::optional<RegisteredOperationName> name = op->getRegisteredInfo();
+  if (!name)
+    return nullptr;
+  auto it = rules.find(name->getTypeID());
+  return it == rules.end() ? nullptr : &it->second;
+}
+
+const EmitRegistry &mlir::dtc::cpu::getEmitRegistry() {
+  static const EmitRegistry registry = [] {
+    EmitRegistry r;
+    registerElementwiseEmitters(r);
+    registerShapeEmitters(r);
+    registerNNEmitters(r);
+    registerReductionEmitters(r);
+    registerTrainingEmitters(r);
+    return r;
+  }();
+  return registry;
+}
+
+std::string KernelEmitter::literal(double value) {
+  if (std::isnan(value))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<double>::infinity()"
+                     : "-std::numeric_limits<double>::infinity()";
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  std::string s = text;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+std::string KernelEmitter::literal(int64_t value) {
+  if (value == std::numeric_limits<int64_t>::min())
+    return "INT64_MIN";
+  return "int64_t(" + std::to_string(value) + ")";
+}
+
+std::string KernelEmitter::quoted(StringRef text) {
+  std::string s = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      s += '\\';
+    if (c == '\n') {
+      s += "\\n";
+      continue;
+    }
+    s += c;
+  }
+  return s + "\"";
+}
+
+std::string mlir::dtc::cpu::cTypeName(Type type) {
+  if (type.isF32())
+    return "float";
+  if (type.isF64())
+    return "double";
+  if (type.isBF16())
+    return "dtck::bf16";
+  if (type.isF16())
+    return "dtck::f16";
+  if (type.isInteger(1))
+    return "bool";
+  if (auto i = dyn_cast<IntegerType>(type))
+    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
+           "_t";
+  return "";
+}
+
+std::string mlir::dtc::cpu::dtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  if (type.isInteger(1))
+    return "bool";
+  if (auto i = dyn_cast<IntegerType>(type))
+    return (i.isUnsigned() ? "u" : "i") + std::to_string(i.getWidth());
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Program-wide declarations
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Declarations shared by every function: shapes, integer arrays and
+/// constants, each printed once and named in order of first use.
+class ProgramDecls {
+public:
+  std::string shape(ArrayRef<int64_t> dims) {
+    std::string key = std::to_string(dims.size());
+    for (int64_t d : dims)
+      key += "," + std::to_string(d);
+    auto [it, inserted] = shapes.try_emplace(key, "");
+    if (inserted) {
+      it->second = "s" + std::to_string(shapes.size() - 1);
+      os << "static constexpr dtck::Shape " << it->second << "{"
+         << dims.size() << ", {";
+      for (auto [i, d] : llvm::enumerate(dims))
+        os << (i ? ", " : "") << d;
+      os << "}};\n";
+    }
+    return it->second;
+  }
+
+  std::string array(ArrayRef<int64_t> values) {
+    if (values.empty())
+      return "nullptr";
+    std::string key;
+    for (int64_t v : values)
+      key += std::to_string(v) + ",";
+    auto [it, inserted] = arrays.try_emplace(key, "");
+    if (inserted) {
+      it->second = "a" + std::to_string(arrays.size() - 1);
+      os << "static constexpr int64_t " << it->second << "[] = {";
+      for (auto [i, v] : llvm::enumerate(values))
+        os << (i ? ", " : "") << KernelEmitter::literal(v);
+      os << "};\n";
+    }
+    return it->second;
+  }
+
+  /// A pointer expression to a constant's data.
+  FailureOr<std::string> constant(dtg::ConstantOp op) {
+    auto type = cast<RankedTensorType>(op.getType());
+    std::string cType = cTypeName(type.getElementType());
+    FailureOr<dtg::interp::Tensor> value =
+        dtg::interp::tensorFromAttr(op.getValue());
+    if (cType.empty() || failed(value))
+      return op.emitError("the CPU target cannot hold constants of type ")
+             << type;
+    std::string name = "c" + std::to_string(constants++);
+    int64_t n = value->numElements();
+    bool splat = isa<SplatElementsAttr>(op.getValue()) ||
+                 (n > 0 && llvm::all_of(llvm::seq<int64_t>(0, n), [&](int64_t k) {
+                    return value->get(k) == value->get(0);
+                  }));
+    auto element = [&](int64_t k) -> std::string {
+      Type t = type.getElementType();
+      if (t.isInteger(1))
+        return value->i[k] ? "true" : "false";
+      if (isa<IntegerType>(t))
+        return KernelEmitter::literal(value->i[k]);
+      std::string lit = KernelEmitter::literal(value->f[k]);
+      return t.isF32() ? "float(" + lit + ")" : cType + "(" + lit + ")";
+    };
+    if (splat && n > 16) {
+      // Static storage filled once.
+      os << "static " << cType << " " << name << "[" << n << "];\n";
+      init << "  std::fill(" << name << ", " << name << " + " << n << ", "
+           << element(0) << ");\n";
+    } else {
+      os << "static " << (cType.rfind("dtck::", 0) == 0 ? "" : "const ")
+         << cType << " " << name << "[" << std::max<int64_t>(n, 1) << "] = {";
+      for (int64_t k = 0; k < n; ++k)
+        os << (k ? ", " : "") << (k % 16 == 15 ? "\n    " : "") << element(k);
+      os << "};\n";
+    }
+    return "const_cast<" + cType + " *>(" + name + ")";
+  }
+
+  std::string str;
+  llvm::raw_string_ostream os{str};
+  std::string initStr;
+  llvm::raw_string_ostream init{initStr};
+
+private:
+  std::map<std::string, std::string> shapes, arrays;
+  unsigned constants = 0;
+};
+
+/// Prints one function.
+class FunctionEmitter : public KernelEmitter {
+public:
+  FunctionEmitter(ProgramDecls &decls, llvm::raw_ostream &os)
+      : decls(decls), os(os) {}
+
+  std::string buffer(Value value) override {
+    auto it = names.find(value);
+    return it == names.end() ? "/*undefined*/nullptr" : it->second;
+  }
+  std::string shape(Value value) override {
+    return decls.shape(cast<RankedTensorType>(value.getType()).getShape());
+  }
+  std::string shapeOf(ArrayRef<int64_t> dims) override {
+    return decls.shape(dims);
+  }
+  std::string i64Array(ArrayRef<int64_t> values) override {
+    return decls.array(values);
+  }
+  std::string cType(Type elementType) override {
+    return cTypeName(elementType);
+  }
+  void call(StringRef kernel, ArrayRef<std::string> args,
+            ArrayRef<std::string> templateArgs) override {
+    os << "  dtck::" << kernel;
+    if (!templateArgs.empty())
+      os << "<" << llvm::join(templateArgs, ", ") << ">";
+    os << "(" << llvm::join(args, ", ") << ");\n";
+  }
+  void statement(StringRef text) override { os << "  " << text << "\n"; }
+
+  LogicalResult emit(func::FuncOp func);
+
+private:
+  std::string fresh() { return "v" + std::to_string(counter++); }
+  std::string pointerCast(Value v, StringRef source) {
+    return "static_cast<" + cTypeOf(v) + " *>(" + source.str() + ")";
+  }
+
+  ProgramDecls &decls;
+  llvm::raw_ostream &os;
+  llvm::DenseMap<Value, std::string> names;
+  unsigned counter = 0;
+};
+} // namespace
+
+/// The ONNX node name of `loc`, or "".
+static std::string nodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string s = nodeName(inner); !s.empty())
+        return s;
+  return "";
+}
+
+LogicalResult FunctionEmitter::emit(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (Type t : func.getArgumentTypes())
+    if (!isa<RankedTensorType>(t) ||
+        cTypeName(cast<RankedTensorType>(t).getElementType()).empty())
+      return func.emitError("the CPU target cannot pass arguments of type ")
+             << t;
+  os << "// " << func.getSymName() << "\n";
+  os << "static void fn_" << func.getSymName()
+     << "(void *const *args, void *const *results, dtcrt_step_ctx *ctx, "
+        "int64_t base) {\n";
+  os << "  uint8_t *arena = ctx->arena + base;\n";
+  os << "  (void)arena;\n";
+  for (BlockArgument arg : body.getArguments()) {
+    std::string name = fresh();
+    names[arg] = name;
+    os << "  " << cTypeOf(arg) << " *" << name << " = "
+       << pointerCast(arg, "args[" + std::to_string(arg.getArgNumber()) + "]")
+       << ";";
+    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                   "dtg.name"))
+      os << " // " << n.getValue();
+    os << "\n";
+  }
+  // Results written directly by the op that defines them.
+  llvm::DenseMap<Value, unsigned> direct;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->hasAttr(memory::kAlias) || isa<dtg::ConstantOp>(def))
+      continue;
+    auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
+    unsigned r = cast<OpResult>(v).getResultNumber();
+    if (offsets && offsets[r] < 0)
+      direct[v] = i;
+  }
+
+  SmallVector<memory::LiveRange> ranges = memory::computeLiveRanges(
+      body, [&](Value v) { return direct.count(v) > 0; });
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t pos = 0;
+  for (Operation &op : body)
+    position[&op] = pos++;
+  auto own = func->getAttrOfType<IntegerAttr>(memory::kOwnArenaBytes);
+  int64_t ownArena = own ? own.getInt() : 0;
+
+  for (Operation &op : body.without_terminator()) {
+    std::string node = nodeName(op.getLoc());
+    if (auto constant = dyn_cast<dtg::ConstantOp>(op)) {
+      FailureOr<std::string> data = decls.constant(constant);
+      if (failed(data))
+        return failure();
+      names[constant.getResult()] = *data;
+      continue;
+    }
+    if (op.hasAttr(memory::kAlias)) {
+      names[op.getResult(0)] = names[op.getOperand(0)];
+      continue;
+    }
+    os << "  // " << op.getName() << (node.empty() ? "" : " from '" + node + "'")
+       << "\n";
+    auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
+    for (auto [r, result] : llvm::enumerate(op.getResults())) {
+      std::string name = fresh();
+      names[result] = name;
+      if (auto it = direct.find(result); it != direct.end()) {
+        os << "  " << cTypeOf(result) << " *" << name << " = "
+           << pointerCast(result, "results[" + std::to_string(it->second) + "]")
+           << ";\n";
+        continue;
+      }
+      int64_t offset = offsets ? offsets[r] : -1;
+      if (offset < 0)
+        return op.emitError("the CPU target needs planned memory (run "
+                            "dtc-plan-memory first)");
+      // The buffer as planned: its size rounded up to the plan's alignment.
+      int64_t bytes = (memory::byteSize(result.getType()) + 63) / 64 * 64;
+      os << "  " << cTypeOf(result) << " *" << name << " = reinterpret_cast<"
+         << cTypeOf(result) << " *>(arena + " << offset << ");\n";
+      os << "  dtcrt_arena_note(ctx, base + " << offset << ", " << bytes
+         << ");\n";
+    }
+    std::string label =
+        quoted(node.empty() ? op.getName().getStringRef() : StringRef(node));
+    os << "  ctx->current_op = " << label << ";\n";
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto calleeBase = call->getAttrOfType<IntegerAttr>(memory::kCalleeBase);
+      if (!calleeBase)
+        return call.emitError("the CPU target needs planned memory");
+      os << "  {\n    void *callArgs[] = {";
+      for (auto [i, v] : llvm::enumerate(call.getOperands()))
+        os << (i ? ", " : "") << buffer(v);
+      os << "};\n    void *callResults[] = {";
+      for (auto [i, v] : llvm::enumerate(call.getResults()))
+        os << (i ? ", " : "") << buffer(v);
+      os << "};\n    fn_" << call.getCallee()
+         << "(callArgs, callResults, ctx, base + " << calleeBase.getInt()
+         << ");\n  }\n";
+      continue;
+    }
+    const EmitRule *rule = getEmitRegistry().lookup(&op);
+    if (!rule)
+      return op.emitError("the CPU target has no kernel for '")
+             << op.getName() << "'";
+    // Guard mode: the buffers live across this kernel, as planned.
+    SmallVector<int64_t> live;
+    int64_t p = position[&op];
+    for (const memory::LiveRange &range : ranges)
+      if (range.begin <= p && p <= range.end) {
+        Operation *def = range.value.getDefiningOp();
+        auto defOffsets = def->getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
+        int64_t offset =
+            defOffsets[cast<OpResult>(range.value).getResultNumber()];
+        live.push_back(offset);
+        live.push_back(memory::byteSize(range.value.getType()));
+      }
+    std::string liveName = decls.array(live);
+    std::string guardArgs = "ctx, base, " + std::to_string(ownArena) + ", " +
+                            liveName + ", " +
+                            std::to_string(live.size() / 2) + ", " + label;
+    os << "  if (ctx->guard) guardRegion(" << guardArgs << ", false);\n";
+    if (failed((*rule)(&op, *this)))
+      return failure();
+    os << "  if (ctx->guard) guardRegion(" << guardArgs << ", true);\n";
+  }
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (direct.count(v) && direct[v] == i)
+      continue;
+    os << "  std::memcpy(results[" << i << "], " << buffer(v) << ", "
+       << memory::byteSize(v.getType()) << ");\n";
+  }
+  os << "}\n\n";
+  return success();
+}
+
+LogicalResult mlir::dtc::cpu::emitFunctions(ModuleOp module,
+                                            llvm::raw_ostream &os) {
+  ProgramDecls decls;
+  std::string functions;
+  llvm::raw_string_ostream fos(functions);
+  // Callees first (C++ needs declarations before use): private functions.
+  SmallVector<func::FuncOp> order;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPrivate())
+      order.push_back(func);
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isPrivate())
+      order.push_back(func);
+  for (func::FuncOp func : order) {
+    FunctionEmitter emitter(decls, fos);
+    if (failed(emitter.emit(func)))
+      return failure();
+  }
+  os << decls.str << "\n";
+  // Guard mode: poison (before) and check (after) every byte of this
+  // function's region of the arena that no live buffer owns.
+  os << R"(static void guardRegion(dtcrt_step_ctx *ctx, int64_t base, int64_t own,
+                        const int64_t *live, int n, const char *op, bool check) {
+  std::vector<int64_t> all = {0, base, base + own,
+                              ctx->arena_bytes - base - own};
+  for (int i = 0; i < n; ++i) {
+    all.push_back(base + live[2 * i]);
+    all.push_back(live[2 * i + 1]);
+  }
+  if (check)
+    dtcrt_guard_check(ctx, all.data(), n + 2, op);
+  else
+    dtcrt_guard_fill(ctx, all.data(), n + 2);
+}
+
+)";
+  os << "static void initConstants() {\n" << decls.initStr << "}\n\n";
+  os << functions;
+  return success();
+}

@@ -1,0 +1,26 @@
+//===- CppEmitter.h - the step as C++ over the kernel library -------*- C++ -*-===//
+
+#ifndef DTC_COMPILER_TARGET_CPU_CPPEMITTER_H
+#define DTC_COMPILER_TARGET_CPU_CPPEMITTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::dtc::cpu {
+
+/// The C++ type of an element type ("" if the CPU target has none).
+std::string cTypeName(Type type);
+/// The runtime's dtype name of an element type ("f32", "i64", "bool", ...).
+std::string dtypeName(Type type);
+
+/// Prints every function of a planned module as
+/// `static void fn_<name>(void *const *args, void *const *results,
+/// dtcrt_step_ctx *ctx, int64_t base)`, callees first, after the shared
+/// declarations (shapes, arrays, constants) and `initConstants()`.
+LogicalResult emitFunctions(ModuleOp module, llvm::raw_ostream &os);
+
+} // namespace mlir::dtc::cpu
+
+#endif // DTC_COMPILER_TARGET_CPU_CPPEMITTER_H

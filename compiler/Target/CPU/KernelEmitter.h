@@ -1,0 +1,92 @@
+//===- KernelEmitter.h - what a per-op C++ emission rule sees -------*- C++ -*-===//
+//
+// The CPU target prints each function of the step as C++: every value lives
+// at a static offset of the rank's arena (passes/Memory plans them), and
+// every dtg op becomes one call into the header-only kernel library
+// runtime/include/dtcrt/kernels (namespace dtck), specialized by static
+// shapes. Emission rules are grouped by op family (Emit*.cpp) like the
+// interpreter's kernels, and registered by op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_COMPILER_TARGET_CPU_KERNELEMITTER_H
+#define DTC_COMPILER_TARGET_CPU_KERNELEMITTER_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <string>
+
+namespace mlir::dtc::cpu {
+
+/// Prints the C++ of one function's ops. Rules call its helpers to name
+/// buffers, shapes and constants, and `call` to emit the kernel call.
+class KernelEmitter {
+public:
+  virtual ~KernelEmitter() = default;
+
+  /// A C++ expression for the data pointer of `value` (typed: `float *`,
+  /// `int64_t *`, `bool *`, ...). Operands are `const`-correct by use.
+  virtual std::string buffer(Value value) = 0;
+  /// The name of a `static constexpr dtck::Shape` holding `value`'s shape.
+  virtual std::string shape(Value value) = 0;
+  /// The name of a `static constexpr dtck::Shape` of an explicit shape.
+  virtual std::string shapeOf(ArrayRef<int64_t> dims) = 0;
+  /// The name of a `static constexpr int64_t[]` holding `values` (an empty
+  /// array is spelled `nullptr`).
+  virtual std::string i64Array(ArrayRef<int64_t> values) = 0;
+  /// The C++ element type of a tensor type's elements ("float", "double",
+  /// "int64_t", "int32_t", "int16_t", "int8_t", "uint8_t", ..., "bool",
+  /// "dtck::bf16", "dtck::f16").
+  virtual std::string cType(Type elementType) = 0;
+  /// The C++ element type of `value`'s elements.
+  std::string cTypeOf(Value value) {
+    return cType(cast<RankedTensorType>(value.getType()).getElementType());
+  }
+  /// A C++ literal of a double (exact: hexadecimal float when needed).
+  static std::string literal(double value);
+  static std::string literal(int64_t value);
+  static std::string literal(bool value) { return value ? "true" : "false"; }
+  /// A C++ string literal.
+  static std::string quoted(StringRef text);
+
+  /// Emits `dtck::<kernel>(<args>);` (with `templateArgs` inside <> when
+  /// given) as one statement of the current op.
+  virtual void call(StringRef kernel, ArrayRef<std::string> args,
+                    ArrayRef<std::string> templateArgs = {}) = 0;
+  /// Emits a raw statement (rarely needed: prefer a kernel call).
+  virtual void statement(StringRef text) = 0;
+};
+
+/// Emits the C++ of one op; fails with an error at the op if it cannot
+/// (an attribute value the kernel does not handle).
+using EmitRule = std::function<LogicalResult(Operation *op, KernelEmitter &e)>;
+
+/// Emission rules by op.
+class EmitRegistry {
+public:
+  template <typename OpTy>
+  void add(EmitRule rule) {
+    rules[TypeID::get<OpTy>()] = std::move(rule);
+  }
+  const EmitRule *lookup(Operation *op) const;
+
+private:
+  llvm::DenseMap<TypeID, EmitRule> rules;
+};
+
+/// The registry holding every family's rules.
+const EmitRegistry &getEmitRegistry();
+
+void registerElementwiseEmitters(EmitRegistry &registry);
+void registerShapeEmitters(EmitRegistry &registry);
+void registerNNEmitters(EmitRegistry &registry);
+void registerReductionEmitters(EmitRegistry &registry);
+void registerTrainingEmitters(EmitRegistry &registry);
+
+} // namespace mlir::dtc::cpu
+
+#endif // DTC_COMPILER_TARGET_CPU_KERNELEMITTER_H

@@ -1,0 +1,48 @@
+//===- TargetInfo.h - what code generation needs of a target --------*- C++ -*-===//
+//
+// The narrow interface between the target-neutral compiler and a device
+// target (CPU now, CUDA later): print the module's step as source and build
+// it into OUTDIR/train.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_COMPILER_TARGET_TARGETINFO_H
+#define DTC_COMPILER_TARGET_TARGETINFO_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir::dtc {
+
+/// What the emitted program is for.
+enum class ProgramKind {
+  /// OUTDIR/train: @train_step under the runtime's training loop.
+  Training,
+  /// A forward-only program that reads .npy inputs and writes .npy outputs
+  /// (`dtc test-onnx --target cpu`).
+  Forward,
+};
+
+class TargetInfo {
+public:
+  virtual ~TargetInfo() = default;
+  virtual StringRef name() const = 0;
+  /// Prints the whole program (kernels, step, descriptors, main) of a module
+  /// whose memory is planned. Deterministic: same module, same bytes.
+  virtual LogicalResult emitProgram(ModuleOp module, ProgramKind kind,
+                                    llvm::raw_ostream &os) = 0;
+  /// Compiles `source` into the executable `output`; false with `log` set
+  /// on failure.
+  virtual bool buildExecutable(StringRef source, StringRef output,
+                               std::string &log) = 0;
+};
+
+/// The C++/OpenMP/OpenBLAS target.
+std::unique_ptr<TargetInfo> createCPUTargetInfo();
+
+} // namespace mlir::dtc
+
+#endif // DTC_COMPILER_TARGET_TARGETINFO_H

@@ -1,0 +1,67 @@
+//===- WeightsLayout.cpp - the initial values of a step, as one file -----===//
+
+#include "compiler/Target/WeightsLayout.h"
+
+#include "dialects/DTG/Interp/Tensor.h"
+#include "passes/Memory/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+static constexpr StringLiteral kInitial = "dtg.initial";
+
+WeightsLayout::WeightsLayout(func::FuncOp func) : func(func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (!func.getArgAttr(i, kInitial)) {
+      offsets.push_back(-1);
+      continue;
+    }
+    offsets.push_back(total);
+    total += (memory::byteSize(func.getArgument(i).getType()) + 63) / 64 * 64;
+  }
+}
+
+LogicalResult WeightsLayout::write(StringRef path) const {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return func.emitError("cannot write '") << path << "': " << ec.message();
+  int64_t written = 0;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (offsets[i] < 0)
+      continue;
+    os.write_zeros(offsets[i] - written);
+    written = offsets[i];
+    auto attr = func.getArgAttrOfType<ElementsAttr>(i, kInitial);
+    FailureOr<dtg::interp::Tensor> t = dtg::interp::tensorFromAttr(attr);
+    if (failed(t))
+      return func.emitError("cannot serialize the initial value of argument #")
+             << i;
+    Type e = t->elementType;
+    for (int64_t k = 0, n = t->numElements(); k < n; ++k) {
+      if (e.isF32()) {
+        float v = float(t->f[k]);
+        os.write(reinterpret_cast<const char *>(&v), 4);
+      } else if (e.isF64()) {
+        os.write(reinterpret_cast<const char *>(&t->f[k]), 8);
+      } else if (t->isFloat()) {
+        APFloat v(t->f[k]);
+        bool losesInfo;
+        v.convert(cast<FloatType>(e).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &losesInfo);
+        uint16_t bits = uint16_t(v.bitcastToAPInt().getZExtValue());
+        os.write(reinterpret_cast<const char *>(&bits), 2);
+      } else {
+        int64_t bytes = e.isInteger(1) ? 1 : e.getIntOrFloatBitWidth() / 8;
+        uint64_t bits = uint64_t(t->i[k]);
+        os.write(reinterpret_cast<const char *>(&bits), bytes);
+      }
+    }
+    written += memory::byteSize(func.getArgument(i).getType());
+  }
+  os.write_zeros(total - written);
+  return success();
+}
