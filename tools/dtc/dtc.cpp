@@ -79,6 +79,12 @@ static cl::opt<std::string> meshOpt("mesh",
                                     cl::init("1x1x1"), cl::sub(compileCmd));
 static cl::opt<std::string> compileTarget("target", cl::desc("cpu|cuda"),
                                           cl::init("cpu"), cl::sub(compileCmd));
+static cl::opt<bool> returnGradients(
+    "return-gradients",
+    cl::desc("Also return each parameter's step gradient, so that `train "
+             "--dump-gradients DIR` can write them (for checking against "
+             "PyTorch)"),
+    cl::Hidden, cl::sub(compileCmd));
 static cl::opt<std::string> trainModelPath(cl::Positional,
                                            cl::desc("MODEL.onnx"), cl::Required,
                                            cl::sub(interpretTrainCmd));
@@ -298,6 +304,7 @@ int main(int argc, char **argv) {
     options.microBatch = microBatch;
     if (!trainingOptions(options.training))
       return 1;
+    options.training.returnGradients = returnGradients;
     return runCompileCommand(options);
   }
   if (testOnnxCmd) {

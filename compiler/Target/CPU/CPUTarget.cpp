@@ -34,7 +34,10 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i,
       if (auto f = dyn_cast<FloatAttr>(d))
         defaultValue = f.getValueAsDouble();
       else if (auto n = dyn_cast<IntegerAttr>(d))
-        defaultValue = double(n.getValue().getSExtValue());
+        // A boolean (i1) true is 1, not its sign-extended -1.
+        defaultValue = n.getType().isInteger(1)
+                           ? double(!n.getValue().isZero())
+                           : double(n.getValue().getSExtValue());
     }
   int64_t offset = isArg ? weights.offsetOf(i) : -1;
   os << "    {" << cpu::KernelEmitter::quoted(str("dtg.name")) << ", "

@@ -196,7 +196,8 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
           !countValue(flag, value, 1, out.checkpointEvery, error))
         return false;
     } else if (flag == "--log-jsonl" || flag == "--checkpoint-dir" ||
-               flag == "--save-onnx" || flag == "--weights") {
+               flag == "--save-onnx" || flag == "--weights" ||
+               flag == "--dump-gradients") {
       if (!takeValue())
         return false;
       if (value.empty()) {
@@ -206,7 +207,8 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
       (flag == "--log-jsonl"        ? out.logJsonl
        : flag == "--checkpoint-dir" ? out.checkpointDir
        : flag == "--save-onnx"      ? out.saveOnnx
-                                    : out.weights) = value;
+       : flag == "--weights"        ? out.weights
+                                    : out.dumpGradients) = value;
     } else if (flag == "--resume") {
       if (!noValue())
         return false;
@@ -324,9 +326,16 @@ std::string dtcrt::trainUsage(const ModelInfo &model) {
       "                            to this program)\n"
       "  --guard                   check after every kernel that no arena "
       "byte\n"
-      "                            outside a live buffer changed (slow)\n"
-      "\n"
-      "Inputs:";
+      "                            outside a live buffer changed (slow)\n";
+  bool hasGradients = false;
+  for (const TensorInfo &t : model.results)
+    hasGradients |= t.role == "gradient";
+  if (hasGradients)
+    s += "  --dump-gradients DIR      write the first step's gradients as\n"
+         "                            DIR/NAME.npy (compiled with\n"
+         "                            --return-gradients)\n";
+  s += "\n"
+       "Inputs:";
   for (int i : model.inputs) {
     const TensorInfo &t = model.args[i];
     std::vector<int64_t> sample(t.shape.begin() + 1, t.shape.end());

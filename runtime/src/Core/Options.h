@@ -51,6 +51,9 @@ struct TrainOptions {
   std::string saveOnnx;
   std::string weights;
   bool guard = false;
+  /// Folder to write the gradients of the run's first step into, one
+  /// NAME.npy per parameter (programs compiled with --return-gradients).
+  std::string dumpGradients;
   std::vector<HyperOverride> hyper;
 };
 

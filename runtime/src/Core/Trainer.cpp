@@ -17,6 +17,7 @@
 #include "runtime/src/Core/Options.h"
 #include "runtime/src/Core/Report.h"
 #include "runtime/src/Data/DataSource.h"
+#include "runtime/src/Data/Npy.h"
 #include "runtime/src/Log/Json.h"
 #include "runtime/src/Log/Log.h"
 #include "runtime/src/Onnx/SaveOnnx.h"
@@ -50,6 +51,7 @@ private:
   double evaluate();
   bool saveCheckpointNow(std::string &error);
   bool saveOnnx(std::string &error);
+  bool dumpGradients(std::string &error);
   std::vector<CheckpointTensor> carriedTensors();
   std::vector<uint8_t *> inputBuffers();
   void logHeader();
@@ -68,6 +70,10 @@ private:
   /// Steps completed, and samples taken from the data stream.
   int64_t step = 0, position = 0;
   int64_t lastCheckpoint = -1;
+  /// The step this run started after (0, or the resumed checkpoint's).
+  int64_t firstStep = 0;
+  /// Result indices of role gradient.
+  std::vector<int> gradients;
 };
 } // namespace
 
@@ -105,6 +111,27 @@ bool Trainer::checkOutputs(std::string &error) {
     if (!isFolder(target) || access(target.c_str(), W_OK) != 0) {
       error = "--save-onnx: cannot write '" + options.saveOnnx +
               "': its folder does not exist or is not writable";
+      return false;
+    }
+  }
+  if (!options.dumpGradients.empty()) {
+    for (size_t r = 0; r < model.results.size(); ++r)
+      if (model.results[r].role == "gradient")
+        gradients.push_back(int(r));
+    if (gradients.empty()) {
+      error = "--dump-gradients: this program returns no gradients; compile "
+              "it with `dtc compile --return-gradients`";
+      return false;
+    }
+    for (int r : gradients)
+      if (model.results[r].name.find('/') != std::string::npos) {
+        error = "--dump-gradients: the gradient of '" + model.results[r].name +
+                "' cannot be written as NAME.npy (the name holds '/')";
+        return false;
+      }
+    std::string why;
+    if (!createFolders(options.dumpGradients, why)) {
+      error = "--dump-gradients: " + why;
       return false;
     }
   }
@@ -360,8 +387,28 @@ bool Trainer::trainStep(std::string &error) {
   progress(shown);
   if (log.isOpen() && !log.write(line.finish(), error))
     return false;
+  if (!options.dumpGradients.empty() && step == firstStep + 1 &&
+      !dumpGradients(error))
+    return false;
   if (options.checkpointEvery > 0 && step % options.checkpointEvery == 0)
     return saveCheckpointNow(error);
+  return true;
+}
+
+/// Writes every gradient result as DIR/NAME.npy.
+bool Trainer::dumpGradients(std::string &error) {
+  for (int r : gradients) {
+    const TensorInfo &t = model.results[r];
+    std::string path = joinPath(options.dumpGradients, t.name + ".npy");
+    std::string why;
+    if (!writeNpyFile(path, t.dtype, t.shape, resultPointers[r], t.bytes,
+                      why)) {
+      error = "--dump-gradients: " + why;
+      return false;
+    }
+  }
+  progress("gradients of step " + std::to_string(step) + " written to '" +
+           options.dumpGradients + "'");
   return true;
 }
 
@@ -423,6 +470,13 @@ int Trainer::run(int argc, char **argv) {
     h.store(argBuffers[h.arg].data());
   if (options.resume && !resume(error))
     return fail();
+  firstStep = step;
+  if (!options.dumpGradients.empty() && step >= options.steps) {
+    error = "--dump-gradients: this run takes no step (--steps " +
+            std::to_string(options.steps) + ", already at step " +
+            std::to_string(step) + ")";
+    return fail();
+  }
   if (!options.logJsonl.empty() &&
       !log.open(options.logJsonl, options.resume, error))
     return fail();
