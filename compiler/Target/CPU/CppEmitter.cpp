@@ -312,7 +312,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       continue;
     }
     if (op.hasAttr(memory::kAlias)) {
-      names[op.getResult(0)] = names[op.getOperand(0)];
+      // (Copy first: inserting the new key may move the map's entries.)
+      std::string source = names.lookup(op.getOperand(0));
+      names[op.getResult(0)] = source;
       continue;
     }
     os << "  // " << op.getName() << (node.empty() ? "" : " from '" + node + "'")

@@ -52,6 +52,52 @@ inline int64_t readIndex(const char *kernel, const I *indices, int64_t k,
   return index;
 }
 
+/// The transposing case of copyStrided: the destination is contiguous in
+/// the innermost dimension and the source in another one, q. Copies 32 x 32
+/// tiles of those two dimensions, so that both sides are read and written a
+/// cache line at a time; false (nothing done) for other nests.
+template <typename T>
+inline bool copyTransposed(const StridedLoop<2> &nest, const T *src, T *dst) {
+  int rank = nest.rank, inner = rank - 1, q = -1;
+  if (nest.empty || rank < 2 || nest.strides[1][inner] != 1 ||
+      nest.strides[0][inner] == 1)
+    return false;
+  for (int d = 0; d < inner; ++d)
+    if (nest.strides[0][d] == 1)
+      q = d;
+  if (q < 0)
+    return false;
+  constexpr int64_t kTile = 32;
+  int64_t sizeI = nest.dims[inner], sizeQ = nest.dims[q];
+  int64_t tilesI = (sizeI + kTile - 1) / kTile;
+  int64_t tilesQ = (sizeQ + kTile - 1) / kTile;
+  int64_t outer = 1;
+  for (int d = 0; d < inner; ++d)
+    if (d != q)
+      outer *= nest.dims[d];
+  int64_t srcI = nest.strides[0][inner], dstQ = nest.strides[1][q];
+  int64_t tiles = outer * tilesQ * tilesI;
+  DTCK_PARALLEL_FOR(outer * sizeQ * sizeI)
+  for (int64_t t = 0; t < tiles; ++t) {
+    int64_t i0 = (t % tilesI) * kTile, q0 = (t / tilesI % tilesQ) * kTile;
+    int64_t rest = t / tilesI / tilesQ, from = 0, to = 0;
+    for (int d = inner - 1; d >= 0; --d) {
+      if (d == q)
+        continue;
+      int64_t c = rest % nest.dims[d];
+      rest /= nest.dims[d];
+      from += c * nest.strides[0][d];
+      to += c * nest.strides[1][d];
+    }
+    int64_t endQ = std::min(q0 + kTile, sizeQ),
+            endI = std::min(i0 + kTile, sizeI);
+    for (int64_t a = q0; a < endQ; ++a)
+      for (int64_t i = i0; i < endI; ++i)
+        dst[to + a * dstQ + i] = src[from + a + i * srcI];
+  }
+  return true;
+}
+
 /// Copies, for every position p of `loop`, `src[srcOffset + p . srcStrides]`
 /// to `dst[dstOffset + p . dstStrides]`.
 template <typename T>
@@ -67,6 +113,8 @@ inline void copyStrided(const Shape &loop, const T *src, int64_t srcOffset,
   StridedLoop<2> nest(loop, strides);
   src += srcOffset;
   dst += dstOffset;
+  if (copyTransposed(nest, src, dst))
+    return;
   forEachRun(nest, [&](const int64_t *off, const int64_t *step, int64_t len) {
     const T *from = src + off[0];
     T *to = dst + off[1];
