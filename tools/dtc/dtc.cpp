@@ -222,6 +222,34 @@ static ShapeOptions shapeOptions() {
 /// Fills the training-step options from the training flags; false after an
 /// error.
 static bool trainingOptions(BuildTrainStepPassOptions &t) {
+  // Flags of the other optimizer contradict the one chosen.
+  auto contradicts = [](StringRef flag) {
+    errs() << "dtc: error: " << flag << " does not apply to --optimizer "
+           << optimizerName << "\n";
+    return false;
+  };
+  if (optimizerName == "sgd" &&
+      (betasOpt.getNumOccurrences() || epsOpt.getNumOccurrences()))
+    return contradicts(betasOpt.getNumOccurrences() ? "--betas" : "--eps");
+  if (optimizerName == "adamw") {
+    if (momentumOpt.getNumOccurrences())
+      return contradicts("--momentum");
+    if (dampeningOpt.getNumOccurrences())
+      return contradicts("--dampening");
+    if (nesterovOpt.getNumOccurrences())
+      return contradicts("--nesterov");
+  }
+  if (lrOpt < 0 || momentumOpt < 0 || epsOpt < 0 || clipNormOpt < 0 ||
+      minLrOpt < 0) {
+    errs() << "dtc: error: --lr, --momentum, --eps, --clip-norm and --min-lr "
+              "must not be negative\n";
+    return false;
+  }
+  for (double beta : betasOpt)
+    if (beta < 0 || beta >= 1) {
+      errs() << "dtc: error: --betas must lie in [0, 1)\n";
+      return false;
+    }
 
     t.lossOutput = lossOutput;
     t.loss = lossKind;

@@ -1,0 +1,149 @@
+"""Checks a model written by `train --save-onnx`.
+
+Usage: check_saved_onnx.py SAVED.onnx ORIGINAL.onnx CHECKPOINT_DIR
+                           [REF_PARAMS_DIR] [--rtol R] [--tensor-rtol T]
+
+- onnx.checker (full check, with shape inference) accepts SAVED.onnx;
+- its graph (nodes, inputs, outputs, opsets) is ORIGINAL.onnx's;
+- every initializer that the checkpoint (CHECKPOINT_DIR/manifest.json) holds
+  as a parameter or state tensor (BatchNorm running statistics) equals the
+  checkpoint's value bit for bit, and every other initializer is the
+  original's;
+- training changed at least one parameter and every state tensor;
+- with REF_PARAMS_DIR (PyTorch's params_final/ of the same training), the
+  tensors PyTorch trained are, all together, within R (default 1e-4)
+  relative L2 of PyTorch's, and each within T (default 1e-3): Adam turns
+  rounding noise into full-size steps where a gradient is zero in exact
+  arithmetic (the attention's key bias: softmax cancels it), so one slice
+  of a tensor may drift apart from PyTorch's while the losses agree;
+  every other tensor of the checkpoint (one the step carries but does not
+  train) is unchanged.
+Prints the figures, then OK or FAIL (exit 1).
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnx.checker
+import onnx.numpy_helper
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("saved")
+    parser.add_argument("original")
+    parser.add_argument("checkpoint")
+    parser.add_argument("ref_params", nargs="?")
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--tensor-rtol", type=float, default=1e-3)
+    args = parser.parse_args(argv[1:])
+
+    problems = []
+    saved = onnx.load(args.saved)
+    original = onnx.load(args.original)
+    try:
+        onnx.checker.check_model(saved, full_check=True)
+        print("onnx.checker: OK")
+    except Exception as e:  # the checker's own exception types vary
+        print(f"onnx.checker: {type(e).__name__}: {e}")
+        problems.append("the checker refuses the model")
+
+    for field in ("node", "input", "output"):
+        if list(getattr(saved.graph, field)) != \
+                list(getattr(original.graph, field)):
+            problems.append(f"the graph's {field} list differs from the "
+                            f"original's")
+    if list(saved.opset_import) != list(original.opset_import):
+        problems.append("the opset imports differ from the original's")
+
+    with open(os.path.join(args.checkpoint, "manifest.json")) as f:
+        manifest = json.load(f)
+    trained = {t["name"]: t for t in manifest["tensors"]
+               if t["role"] in ("parameter", "state")}
+    originals = {i.name: onnx.numpy_helper.to_array(i)
+                 for i in original.graph.initializer}
+    values = {i.name: onnx.numpy_helper.to_array(i)
+              for i in saved.graph.initializer}
+    if sorted(values) != sorted(originals):
+        problems.append("the initializer names differ from the original's")
+    missing = sorted(set(trained) - set(values))
+    if missing:
+        problems.append(f"no initializer for {', '.join(missing)}")
+
+    ref = {}
+    if args.ref_params:
+        for f in sorted(os.listdir(args.ref_params)):
+            ref[f[:-4]] = np.load(os.path.join(args.ref_params, f))
+        absent = sorted(set(ref) - set(trained))
+        if absent:
+            problems.append(f"PyTorch trains {', '.join(absent)}, which the "
+                            f"checkpoint does not hold")
+    changed = {"parameter": 0, "state": 0}
+    untrained = 0
+    worst_ref, worst_name = 0.0, ""
+    diff_sq, ref_sq = 0.0, 0.0
+    for name, value in sorted(values.items()):
+        if name not in trained:
+            if name in originals and not np.array_equal(value,
+                                                        originals[name]):
+                problems.append(f"constant initializer {name} changed")
+            continue
+        entry = trained[name]
+        ckpt = np.load(os.path.join(args.checkpoint, entry["file"]))
+        if value.dtype != ckpt.dtype or value.shape != ckpt.shape or \
+                value.tobytes() != ckpt.tobytes():
+            problems.append(f"initializer {name} is not the checkpoint's "
+                            f"value")
+        moved = not np.array_equal(value, originals[name])
+        changed[entry["role"]] += int(moved)
+        if not args.ref_params:
+            continue
+        if name not in ref:
+            # Carried by the step but not trained (PyTorch has no gradient
+            # for it either): it must come back as it went in.
+            untrained += 1
+            if moved:
+                problems.append(f"{name}, which PyTorch does not train, "
+                                f"changed")
+            continue
+        want = ref[name].astype(np.float64)
+        d = float(np.sum((value.astype(np.float64) - want) ** 2))
+        w = float(np.sum(want ** 2))
+        diff_sq += d
+        ref_sq += w
+        rel = np.sqrt(d / max(w, 1e-60))
+        if rel > worst_ref:
+            worst_ref, worst_name = rel, name
+    states = sum(1 for t in trained.values() if t["role"] == "state")
+    if changed["parameter"] == 0:
+        problems.append("training changed no parameter")
+    if changed["state"] != states:
+        problems.append(f"training changed only {changed['state']} of "
+                        f"{states} state tensors")
+
+    print(f"initializers: {len(values)}, {len(trained)} of them equal to "
+          f"the checkpoint of step {manifest['step']}; changed by training: "
+          f"{changed['parameter']} parameters, {changed['state']} of "
+          f"{states} state tensors")
+    if args.ref_params:
+        overall = np.sqrt(diff_sq / max(ref_sq, 1e-60))
+        print(f"vs PyTorch: {len(ref)} trained tensors, relative L2 "
+              f"{overall:.2e} together, worst tensor {worst_ref:.2e} "
+              f"({worst_name}); {untrained} untrained tensors unchanged")
+        if overall > args.rtol:
+            problems.append(f"the trained tensors differ from PyTorch's by "
+                            f"{overall:.2e} relative L2")
+        if worst_ref > args.tensor_rtol:
+            problems.append(f"{worst_name} differs from PyTorch's by "
+                            f"{worst_ref:.2e} relative L2")
+    for p in problems:
+        print(f"FAIL: {p}")
+    print("OK" if not problems else "FAIL")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
