@@ -7,10 +7,12 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
 # The importer's libFuzzer target (test/fuzz), in its own clang tree.
 bash scripts/fuzz.sh --build || { echo "0 passed, 1 failed"; exit 1; }
+# (nproc honours OMP_NUM_THREADS: count the cores before setting it.)
+jobs=$(nproc)
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 log=$(mktemp)
-python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv -j "$(nproc)" build/test 2>&1 | tee "$log"
+python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv -j "$jobs" build/test 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 count() { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$log" | tail -1; }
 passed=$(count Passed); failed=$(count Failed); unsupported=$(count Unsupported)

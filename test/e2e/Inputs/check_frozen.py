@@ -1,0 +1,81 @@
+"""Checks which parameters a compiled training run changed.
+
+Usage: check_frozen.py ORIGINAL.onnx CHECKPOINT_DIR --freeze PATTERN,...
+
+Every tensor of CHECKPOINT_DIR/manifest.json with the role "parameter" whose
+name matches a --freeze glob (fnmatch, as dtc and train_reference.py match
+them) must equal ORIGINAL.onnx's initializer bit for bit, and every other
+parameter must differ from it (training moved it). Also fails if a glob
+matches no parameter, or if the checkpoint holds optimizer state for a
+frozen parameter. Prints the figures, then OK or FAIL (exit 1).
+"""
+import argparse
+import fnmatch
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("original")
+    parser.add_argument("checkpoint")
+    parser.add_argument("--freeze", required=True)
+    args = parser.parse_args(argv[1:])
+    patterns = [p for p in args.freeze.split(",") if p]
+
+    original = {i.name: onnx.numpy_helper.to_array(i)
+                for i in onnx.load(args.original).graph.initializer}
+    with open(os.path.join(args.checkpoint, "manifest.json")) as f:
+        manifest = json.load(f)
+    tensors = manifest["tensors"]
+
+    problems = []
+    frozen, trained = [], []
+    kept, moved = 0, 0
+    for t in tensors:
+        if t["role"] != "parameter":
+            continue
+        name = t["name"]
+        if name not in original:
+            problems.append(f"{name} is no initializer of the original")
+            continue
+        value = np.load(os.path.join(args.checkpoint, t["file"]))
+        same = value.dtype == original[name].dtype and \
+            value.shape == original[name].shape and \
+            value.tobytes() == original[name].tobytes()
+        if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            frozen.append(name)
+            kept += int(same)
+            if not same:
+                problems.append(f"frozen {name} changed")
+        else:
+            trained.append(name)
+            moved += int(not same)
+            if same:
+                problems.append(f"{name}, which is not frozen, did not "
+                                f"change")
+    for p in patterns:
+        if not any(fnmatch.fnmatchcase(n, p) for n in frozen):
+            problems.append(f"--freeze pattern '{p}' matches no parameter")
+    for t in tensors:
+        if t["role"] == "optimizer_state" and \
+                any(t["name"].startswith(n + ".") for n in frozen):
+            problems.append(f"optimizer state {t['name']} for a frozen "
+                            f"parameter")
+
+    print(f"frozen: {kept} of {len(frozen)} unchanged "
+          f"({', '.join(sorted(frozen))}); others: {moved} of "
+          f"{len(trained)} changed")
+    for p in problems:
+        print(f"FAIL: {p}")
+    print("OK" if not problems else "FAIL")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
