@@ -1,4 +1,5 @@
-//===- Commands.h - the dtc subcommands -----------------------------*- C++ -*-===//
+//===- Commands.h - the dtc subcommands -----------------------------*- C++
+//-*-===//
 //
 // Each subcommand takes an options struct (bound to flags in tools/dtc) and
 // returns the process exit code. Errors are printed to stderr as

@@ -11,8 +11,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
 using namespace mlir;
@@ -71,7 +71,8 @@ LogicalResult CompiledForward::build(ModuleOp module, StringRef dir,
 }
 
 FailureOr<SmallVector<Tensor>>
-CompiledForward::run(const llvm::StringMap<Tensor> &inputs, std::string &error) {
+CompiledForward::run(const llvm::StringMap<Tensor> &inputs,
+                     std::string &error) {
   SmallVector<std::string> argv{pathIn(folder, "forward")};
   for (const std::string &name : inputNames) {
     if (name.empty())
@@ -81,7 +82,8 @@ CompiledForward::run(const llvm::StringMap<Tensor> &inputs, std::string &error) 
       error = "no data for input '" + name + "'";
       return failure();
     }
-    std::string file = pathIn(folder, "in-" + std::to_string(argv.size()) + ".npy");
+    std::string file =
+        pathIn(folder, "in-" + std::to_string(argv.size()) + ".npy");
     if (!writeNpy(it->second, file, error))
       return failure();
     argv.push_back("--input");
@@ -104,7 +106,8 @@ CompiledForward::run(const llvm::StringMap<Tensor> &inputs, std::string &error) 
   }
   SmallVector<Tensor> results;
   for (const std::string &name : resultNames) {
-    std::optional<Tensor> t = readNpy(context, pathIn(outDir, name + ".npy"), error);
+    std::optional<Tensor> t =
+        readNpy(context, pathIn(outDir, name + ".npy"), error);
     if (!t)
       return failure();
     results.push_back(std::move(*t));

@@ -1,4 +1,5 @@
-//===- CompiledRunner.h - run a model's forward through generated code -*- C++ -*-===//
+//===- CompiledRunner.h - run a model's forward through generated code -*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_DRIVER_COMPILEDRUNNER_H
 #define DTC_COMPILER_DRIVER_COMPILEDRUNNER_H

@@ -17,8 +17,8 @@ static std::string describeLocation(Location loc) {
         return s;
   if (auto name = dyn_cast<NameLoc>(loc)) {
     std::string file = describeLocation(name.getChildLoc());
-    return (file.empty() ? "" : file + ": ") + "node '" +
-           name.getName().str() + "'";
+    return (file.empty() ? "" : file + ": ") + "node '" + name.getName().str() +
+           "'";
   }
   if (auto file = dyn_cast<FileLineColLoc>(loc)) {
     if (file.getLine() == 0)

@@ -1,10 +1,11 @@
-//===- Diagnostics.h - how dtc prints errors ------------------------*- C++ -*-===//
+//===- Diagnostics.h - how dtc prints errors ------------------------*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_DRIVER_DIAGNOSTICS_H
 #define DTC_COMPILER_DRIVER_DIAGNOSTICS_H
 
-#include "compiler/Import/ONNX/ONNXImporter.h"
 #include "compiler/Driver/Commands.h"
+#include "compiler/Import/ONNX/ONNXImporter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -66,9 +66,9 @@ static bool checkInputs(ModuleOp module, const llvm::StringMap<Tensor> &inputs,
     StringRef name = entry.getKey();
     auto it = expected.find(name);
     if (it == expected.end()) {
-      reportError("--input " + name + ": the model has no data input '" +
-                  name + "' (its data inputs: " +
-                  (names.empty() ? "none" : names) + ")");
+      reportError("--input " + name + ": the model has no data input '" + name +
+                  "' (its data inputs: " + (names.empty() ? "none" : names) +
+                  ")");
       return false;
     }
     if (entry.getValue().getType() != it->second) {
@@ -133,8 +133,8 @@ int mlir::dtc::runInterpretCommand(const InterpretCommandOptions &cmd) {
 
   if (!cmd.outputDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outputDir))
-      return reportError("cannot create '" + cmd.outputDir + "': " +
-                         ec.message());
+      return reportError("cannot create '" + cmd.outputDir +
+                         "': " + ec.message());
     for (auto [name, tensor] : llvm::zip(names, *results)) {
       SmallString<256> path(cmd.outputDir);
       llvm::sys::path::append(path, outputFileName(name));

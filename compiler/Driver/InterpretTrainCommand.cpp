@@ -44,7 +44,8 @@ static Tensor takeRows(const Tensor &t, int64_t start, int64_t count) {
   return r;
 }
 
-int mlir::dtc::runInterpretTrainCommand(const InterpretTrainCommandOptions &cmd) {
+int mlir::dtc::runInterpretTrainCommand(
+    const InterpretTrainCommandOptions &cmd) {
   if (cmd.globalBatch <= 0)
     return reportError("--global-batch must be a positive integer");
   int64_t micro = cmd.microBatch > 0 ? cmd.microBatch : cmd.globalBatch;
@@ -139,15 +140,16 @@ int mlir::dtc::runInterpretTrainCommand(const InterpretTrainCommandOptions &cmd)
     std::error_code ec;
     log = std::make_unique<llvm::raw_fd_ostream>(cmd.logJsonl, ec);
     if (ec)
-      return reportError("cannot write '" + cmd.logJsonl + "': " + ec.message());
+      return reportError("cannot write '" + cmd.logJsonl +
+                         "': " + ec.message());
   }
   llvm::raw_ostream &os = log ? *log : llvm::outs();
 
   for (int64_t k = 0; k < cmd.steps; ++k) {
     for (unsigned i = 0; i < args.size(); ++i) {
       if (argRoles[i] == "input")
-        args[i] = takeRows(data[argNames[i]], k * cmd.globalBatch,
-                           cmd.globalBatch);
+        args[i] =
+            takeRows(data[argNames[i]], k * cmd.globalBatch, cmd.globalBatch);
       else if (argRoles[i] == "step")
         args[i].i[0] = k;
     }
@@ -182,8 +184,8 @@ int mlir::dtc::runInterpretTrainCommand(const InterpretTrainCommandOptions &cmd)
         if (argNames[i] == name && argRoles[i] == role)
           args[i] = value;
     }
-    os << "{\"step\": " << k + 1 << ", \"loss\": "
-       << llvm::format("%.9g", loss) << ", \"lr\": " << llvm::format("%.9g", lr)
+    os << "{\"step\": " << k + 1 << ", \"loss\": " << llvm::format("%.9g", loss)
+       << ", \"lr\": " << llvm::format("%.9g", lr)
        << ", \"grad_norm\": " << llvm::format("%.9g", norm) << "}\n";
     os.flush();
   }

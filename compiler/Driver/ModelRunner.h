@@ -1,4 +1,5 @@
-//===- ModelRunner.h - import a model and run it in the interpreter -*- C++ -*-===//
+//===- ModelRunner.h - import a model and run it in the interpreter -*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_DRIVER_MODELRUNNER_H
 #define DTC_COMPILER_DRIVER_MODELRUNNER_H

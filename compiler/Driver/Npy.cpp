@@ -17,7 +17,8 @@ using dtg::interp::Tensor;
 /// The element type of a NumPy dtype descriptor such as '<f4'.
 static Type typeOfDescr(MLIRContext *context, StringRef descr) {
   Builder b(context);
-  if (descr.size() < 2 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
+  if (descr.size() < 2 ||
+      (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
     return Type();
   StringRef kind = descr.drop_front();
   if (kind == "b1")
@@ -151,7 +152,8 @@ std::optional<Tensor> mlir::dtc::readNpy(MLIRContext *context, StringRef path,
       std::memcpy(&bits, p, 2);
       APFloat v(APFloat::IEEEhalf(), APInt(16, bits));
       bool losesInfo;
-      v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+      v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
       t.f[k] = v.convertToDouble();
     } else {
       uint64_t bits = 0;

@@ -1,4 +1,5 @@
-//===- Npy.h - NumPy .npy files <-> interpreter tensors -------------*- C++ -*-===//
+//===- Npy.h - NumPy .npy files <-> interpreter tensors -------------*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_DRIVER_NPY_H
 #define DTC_COMPILER_DRIVER_NPY_H
@@ -11,8 +12,8 @@ namespace mlir::dtc {
 
 /// Reads a little-endian, C-order .npy file (version 1-3) of bool, int8-64,
 /// uint8-64, float16/32/64. On failure returns nullopt and sets `error`.
-std::optional<dtg::interp::Tensor> readNpy(MLIRContext *context,
-                                           StringRef path, std::string &error);
+std::optional<dtg::interp::Tensor> readNpy(MLIRContext *context, StringRef path,
+                                           std::string &error);
 
 /// Writes `tensor` as a .npy file; false (with `error`) on failure.
 bool writeNpy(const dtg::interp::Tensor &tensor, StringRef path,

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Driver/Commands.h"
-#include "compiler/Driver/Diagnostics.h"
 #include "compiler/Driver/CompiledRunner.h"
+#include "compiler/Driver/Diagnostics.h"
 #include "compiler/Driver/ModelRunner.h"
 #include "dialects/DTG/IR/DTGOps.h"
 
@@ -23,8 +23,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -47,9 +47,7 @@ struct TestResult {
 /// ONNX's backend-test tolerance.
 constexpr double kRtol = 1e-3, kAtol = 1e-7;
 
-std::string firstLine(StringRef text) {
-  return text.split('\n').first.str();
-}
+std::string firstLine(StringRef text) { return text.split('\n').first.str(); }
 
 /// Drops the model path (known from the test name) from a message.
 std::string withoutPath(StringRef message, StringRef path) {
@@ -82,7 +80,8 @@ void collectTests(StringRef dir, std::vector<std::string> &tests) {
 /// "suite/test" from a test folder path.
 std::string testName(StringRef dir) {
   StringRef test = llvm::sys::path::filename(dir);
-  StringRef suite = llvm::sys::path::filename(llvm::sys::path::parent_path(dir));
+  StringRef suite =
+      llvm::sys::path::filename(llvm::sys::path::parent_path(dir));
   return (suite + "/" + test).str();
 }
 
@@ -123,8 +122,8 @@ Tensor bitsToBF16(const Tensor &t) {
   auto intType = dyn_cast<IntegerType>(t.elementType);
   if (!intType || intType.getWidth() != 16 || !intType.isUnsigned())
     return t;
-  Tensor r = Tensor::zeros(BFloat16Type::get(t.elementType.getContext()),
-                           t.shape);
+  Tensor r =
+      Tensor::zeros(BFloat16Type::get(t.elementType.getContext()), t.shape);
   for (int64_t k = 0; k < t.numElements(); ++k) {
     uint32_t bits = uint32_t(t.i[k]) << 16;
     float v;
@@ -177,8 +176,9 @@ TestResult runTest(StringRef dir, bool compiled) {
         // sequence or an optional, which dtc does not support.
         result.status = Status::Unsupported;
         result.reason = (llvm::sys::path::filename(file) + ": " + error +
-                         (unsupported ? "" : " (sequences and optionals are "
-                                             "not supported)"))
+                         (unsupported ? ""
+                                      : " (sequences and optionals are "
+                                        "not supported)"))
                             .str();
         return false;
       }
@@ -199,8 +199,8 @@ TestResult runTest(StringRef dir, bool compiled) {
   FailureOr<OwningOpRef<ModuleOp>> module =
       importAndClean(&context, modelPath, options, &kind);
   if (failed(module)) {
-    result.status = kind == ImportFailure::Unsupported ? Status::Unsupported
-                                                       : Status::Fail;
+    result.status =
+        kind == ImportFailure::Unsupported ? Status::Unsupported : Status::Fail;
     result.reason = withoutPath(firstLine(diagnostics.firstError()), modelPath);
     return result;
   }
@@ -235,8 +235,8 @@ TestResult runTest(StringRef dir, bool compiled) {
       result.status = StringRef(message).contains("has no kernel")
                           ? Status::Unsupported
                           : Status::Fail;
-      result.reason = message.empty() ? error
-                                      : withoutPath(firstLine(message), modelPath);
+      result.reason =
+          message.empty() ? error : withoutPath(firstLine(message), modelPath);
       llvm::sys::fs::remove_directories(buildDir);
       return result;
     }
@@ -251,7 +251,8 @@ TestResult runTest(StringRef dir, bool compiled) {
       return result;
     // ONNX stores bfloat16 test data as its uint16 bits.
     for (auto [k, entry] : llvm::enumerate(inputs)) {
-      std::string name = k < inputNames->size() ? (*inputNames)[k] : entry.first;
+      std::string name =
+          k < inputNames->size() ? (*inputNames)[k] : entry.first;
       if (bf16Inputs.contains(name))
         entry.second = bitsToBF16(entry.second);
     }
@@ -440,10 +441,10 @@ int mlir::dtc::runTestONNXCommand(const TestONNXCommandOptions &options) {
       if (done == 0 && elapsed > options.timeoutSeconds) {
         kill(child.pid, SIGKILL);
         wait4(child.pid, &status, 0, &usage);
-        finish(child, TestResult{Status::Fail,
-                                 "timed out after " +
-                                     std::to_string(options.timeoutSeconds) +
-                                     " s"});
+        finish(child,
+               TestResult{Status::Fail,
+                          "timed out after " +
+                              std::to_string(options.timeoutSeconds) + " s"});
       } else if (done == child.pid) {
         char buf[4096];
         ssize_t n;
@@ -452,7 +453,8 @@ int mlir::dtc::runTestONNXCommand(const TestONNXCommandOptions &options) {
         uint64_t rss = uint64_t(usage.ru_maxrss) * 1024;
         TestResult r;
         if (WIFSIGNALED(status)) {
-          r.reason = "crashed (signal " + std::to_string(WTERMSIG(status)) + ")";
+          r.reason =
+              "crashed (signal " + std::to_string(WTERMSIG(status)) + ")";
         } else if (rss > options.memoryLimitBytes) {
           r.reason = "used " + std::to_string(rss >> 20) + " MiB";
         } else {

@@ -1,4 +1,5 @@
-//===- Pipelines.h - the phases of dtc as pass pipelines ------------*- C++ -*-===//
+//===- Pipelines.h - the phases of dtc as pass pipelines ------------*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_PIPELINES_PIPELINES_H
 #define DTC_COMPILER_PIPELINES_PIPELINES_H

@@ -33,16 +33,16 @@ static std::string nodeOf(Location loc) {
 }
 
 static int64_t arenaOf(func::FuncOp f) {
-  auto a = f ? f->getAttrOfType<IntegerAttr>(memory::kArenaBytes)
-             : IntegerAttr();
+  auto a =
+      f ? f->getAttrOfType<IntegerAttr>(memory::kArenaBytes) : IntegerAttr();
   return a ? a.getInt() : 0;
 }
 
 /// FLOPs of a contraction or convolution (2 per multiply-add); 0 otherwise.
 static double modelFlops(Operation *op) {
   auto resultElems = [&](unsigned i) {
-    return double(cast<RankedTensorType>(op->getResult(i).getType())
-                      .getNumElements());
+    return double(
+        cast<RankedTensorType>(op->getResult(i).getType()).getNumElements());
   };
   auto dim = [](Value v, int64_t d) {
     auto t = cast<RankedTensorType>(v.getType());
@@ -62,12 +62,14 @@ static double modelFlops(Operation *op) {
   if (auto conv = dyn_cast<dtg::ConvOp>(op))
     return 2 * resultElems(0) * kernelVolume(conv.getWeight());
   if (auto g = dyn_cast<dtg::ConvInputGradOp>(op))
-    return 2 * double(cast<RankedTensorType>(g.getOperand(0).getType())
-                          .getNumElements()) *
+    return 2 *
+           double(cast<RankedTensorType>(g.getOperand(0).getType())
+                      .getNumElements()) *
            kernelVolume(g.getOperand(1));
   if (auto g = dyn_cast<dtg::ConvWeightGradOp>(op))
-    return 2 * double(cast<RankedTensorType>(g.getOperand(0).getType())
-                          .getNumElements()) *
+    return 2 *
+           double(cast<RankedTensorType>(g.getOperand(0).getType())
+                      .getNumElements()) *
            kernelVolume(g.getResult());
   if (auto e = dyn_cast<dtg::EinsumOp>(op)) {
     // Product of every letter's size, times 2 for more than one operand.
@@ -77,8 +79,8 @@ static double modelFlops(Operation *op) {
     eq.split("->").first.split(terms, ',');
     for (auto [term, v] : llvm::zip(terms, e.getInputs()))
       for (auto [k, c] : llvm::enumerate(term))
-        sizes[c] = std::max(sizes[c], cast<RankedTensorType>(v.getType())
-                                          .getDimSize(k));
+        sizes[c] = std::max(sizes[c],
+                            cast<RankedTensorType>(v.getType()).getDimSize(k));
     double f = terms.size() > 1 ? 2 : 1;
     for (auto &entry : sizes)
       f *= double(entry.second);
@@ -89,8 +91,7 @@ static double modelFlops(Operation *op) {
 
 /// Sums `fn` over the ops of `func`, counting a call `count` times as its
 /// callee's sum.
-template <typename Fn>
-static double sumOps(func::FuncOp func, Fn fn) {
+template <typename Fn> static double sumOps(func::FuncOp func, Fn fn) {
   double total = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -202,36 +203,35 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     return n;
   });
 
-  Object memoryBytes{{"parameters", params + state},
-                     {"gradients", gradients},
-                     {"optimizer_state", opt},
-                     {"activations", activations},
-                     {"saved_activations", savedBytes},
-                     {"workspace", workspace},
-                     {"inputs", inputs + other},
-                     {"outputs", results},
-                     {"arena", arena},
-                     {"peak", params + state + opt + inputs + other + results +
-                                  arena}};
+  Object memoryBytes{
+      {"parameters", params + state},
+      {"gradients", gradients},
+      {"optimizer_state", opt},
+      {"activations", activations},
+      {"saved_activations", savedBytes},
+      {"workspace", workspace},
+      {"inputs", inputs + other},
+      {"outputs", results},
+      {"arena", arena},
+      {"peak", params + state + opt + inputs + other + results + arena}};
   Object rank{{"rank", 0},
               {"coords", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}},
               {"stage", 0},
               {"memory_bytes", std::move(memoryBytes)},
               {"saved_activations", std::move(saved)},
               {"comm_bytes_per_step", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}}};
-  return Object{
-      {"mesh", Object{{"dp", 1}, {"tp", 1}, {"pp", 1}}},
-      {"precision", "fp32"},
-      {"zero", 0},
-      {"schedule", "none"},
-      {"global_batch", globalBatch},
-      {"micro_batch", microBatch},
-      {"micro_batches", microBatch ? globalBatch / microBatch : 0},
-      {"parameters_total", parametersTotal},
-      {"flops_per_step", flops},
-      {"flops_per_step_all", flopsAll},
-      {"ranks", Array{std::move(rank)}},
-      {"kernels", Object{{"before_fusion", kernelsBeforeFusion},
-                         {"after_fusion", kernelsAfterFusion}}},
-      {"tensors", std::move(tensors)}};
+  return Object{{"mesh", Object{{"dp", 1}, {"tp", 1}, {"pp", 1}}},
+                {"precision", "fp32"},
+                {"zero", 0},
+                {"schedule", "none"},
+                {"global_batch", globalBatch},
+                {"micro_batch", microBatch},
+                {"micro_batches", microBatch ? globalBatch / microBatch : 0},
+                {"parameters_total", parametersTotal},
+                {"flops_per_step", flops},
+                {"flops_per_step_all", flopsAll},
+                {"ranks", Array{std::move(rank)}},
+                {"kernels", Object{{"before_fusion", kernelsBeforeFusion},
+                                   {"after_fusion", kernelsAfterFusion}}},
+                {"tensors", std::move(tensors)}};
 }

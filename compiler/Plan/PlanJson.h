@@ -1,4 +1,5 @@
-//===- PlanJson.h - plan.json of a compiled step --------------------*- C++ -*-===//
+//===- PlanJson.h - plan.json of a compiled step --------------------*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_PLAN_PLANJSON_H
 #define DTC_COMPILER_PLAN_PLANJSON_H

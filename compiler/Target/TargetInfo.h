@@ -1,4 +1,5 @@
-//===- TargetInfo.h - what code generation needs of a target --------*- C++ -*-===//
+//===- TargetInfo.h - what code generation needs of a target --------*- C++
+//-*-===//
 //
 // The narrow interface between the target-neutral compiler and a device
 // target (CPU now, CUDA later): print the module's step as source and build

@@ -1,4 +1,5 @@
-//===- WeightsLayout.h - the initial values of a step, as one file --*- C++ -*-===//
+//===- WeightsLayout.h - the initial values of a step, as one file --*- C++
+//-*-===//
 //
 // OUTDIR/weights.bin holds the initial value of every step argument that has
 // one (parameters and state), raw little-endian, each at a 64-byte aligned

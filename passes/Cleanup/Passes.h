@@ -1,4 +1,5 @@
-//===- Passes.h - graph clean-up passes -----------------------------*- C++ -*-===//
+//===- Passes.h - graph clean-up passes -----------------------------*- C++
+//-*-===//
 
 #ifndef DTC_PASSES_CLEANUP_PASSES_H
 #define DTC_PASSES_CLEANUP_PASSES_H

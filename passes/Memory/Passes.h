@@ -1,4 +1,5 @@
-//===- Passes.h - memory planning -----------------------------------*- C++ -*-===//
+//===- Passes.h - memory planning -----------------------------------*- C++
+//-*-===//
 
 #ifndef DTC_PASSES_MEMORY_PASSES_H
 #define DTC_PASSES_MEMORY_PASSES_H

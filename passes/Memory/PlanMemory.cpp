@@ -58,7 +58,8 @@ mlir::dtc::memory::computeLiveRanges(Block &block,
     for (Value operand : op.getOperands()) {
       auto it = index.find(rootOf(operand));
       if (it != index.end())
-        ranges[it->second].end = std::max(ranges[it->second].end, position[&op]);
+        ranges[it->second].end =
+            std::max(ranges[it->second].end, position[&op]);
     }
   return ranges;
 }
@@ -90,7 +91,9 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
 
   llvm::DenseMap<func::FuncOp, int64_t> peaks;
 
-  int64_t align(int64_t n) const { return (n + alignment - 1) / alignment * alignment; }
+  int64_t align(int64_t n) const {
+    return (n + alignment - 1) / alignment * alignment;
+  }
 
   LogicalResult planFunction(func::FuncOp func) {
     if (peaks.count(func))

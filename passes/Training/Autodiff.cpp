@@ -25,8 +25,8 @@ Value GradientBuilder::splat(RankedTensorType type, double value) {
   else
     element = builder.getIntegerAttr(type.getElementType(),
                                      static_cast<int64_t>(value));
-  return builder.create<dtg::ConstantOp>(
-      loc, DenseElementsAttr::get(type, element));
+  return builder.create<dtg::ConstantOp>(loc,
+                                         DenseElementsAttr::get(type, element));
 }
 
 Value GradientBuilder::zerosLike(Value value) {

@@ -1,4 +1,5 @@
-//===- Autodiff.h - reverse-mode differentiation of dtg functions ---*- C++ -*-===//
+//===- Autodiff.h - reverse-mode differentiation of dtg functions ---*- C++
+//-*-===//
 //
 // The reverse sweep walks a function's ops backwards and asks each op's
 // gradient rule for the gradients of its operands given the gradients of its
@@ -31,8 +32,7 @@ public:
   Location loc;
 
   /// Builds an op whose result types are inferred.
-  template <typename OpTy, typename... Args>
-  Value create(Args &&...args) {
+  template <typename OpTy, typename... Args> Value create(Args &&...args) {
     return builder.create<OpTy>(loc, std::forward<Args>(args)...)->getResult(0);
   }
   /// A rank-0 constant of `elementType`.
@@ -64,8 +64,7 @@ using GradientRule = std::function<LogicalResult(
 /// Gradient rules by op.
 class GradientRegistry {
 public:
-  template <typename OpTy>
-  void add(GradientRule rule) {
+  template <typename OpTy> void add(GradientRule rule) {
     rules[TypeID::get<OpTy>()] = std::move(rule);
   }
   const GradientRule *lookup(Operation *op) const;

@@ -113,7 +113,8 @@ FailureOr<Value> BuildTrainStepPass::findLoss(func::FuncOp step, Location loc) {
       return emitError(loc, "--loss must be cross_entropy or mse, got '")
              << loss << "'";
     if (logits.empty() || labels.empty())
-      return emitError(loc, "--loss ") << loss << " needs --logits and --labels";
+      return emitError(loc, "--loss ")
+             << loss << " needs --logits and --labels";
     Value out = outputNamed(logits);
     if (!out)
       return emitError(loc, "--logits: the model has no output '")
@@ -129,7 +130,8 @@ FailureOr<Value> BuildTrainStepPass::findLoss(func::FuncOp step, Location loc) {
     GradientBuilder b(builder, loc);
     auto outType = tensorType(out), targetType = tensorType(target);
     if (!isa<FloatType>(outType.getElementType()) || outType.getRank() < 1)
-      return emitError(loc, "--logits '") << logits << "' is not a float tensor";
+      return emitError(loc, "--logits '")
+             << logits << "' is not a float tensor";
     int64_t classes = outType.getShape().back();
     int64_t rows = outType.getNumElements() / std::max<int64_t>(classes, 1);
     if (loss == "cross_entropy") {
@@ -194,10 +196,10 @@ std::pair<Value, Value> BuildTrainStepPass::lossSumAndCount(GradientBuilder &b,
   if (auto nll = loss.getDefiningOp<dtg::NllLossOp>()) {
     if (nll.getReduction() == "mean") {
       Value sum = b.builder
-                      .create<dtg::NllLossOp>(
-                          nll.getLoc(), nll.getInput(), nll.getTarget(),
-                          nll.getWeight(), b.builder.getStringAttr("sum"),
-                          nll.getIgnoreIndexAttr())
+                      .create<dtg::NllLossOp>(nll.getLoc(), nll.getInput(),
+                                              nll.getTarget(), nll.getWeight(),
+                                              b.builder.getStringAttr("sum"),
+                                              nll.getIgnoreIndexAttr())
                       .getResult();
       Value target = nll.getTarget();
       auto targetType = tensorType(target);
@@ -206,9 +208,9 @@ std::pair<Value, Value> BuildTrainStepPass::lossSumAndCount(GradientBuilder &b,
           1.0);
       // (The getter returns the attribute's bits as uint64_t.)
       if (IntegerAttr ignore = nll.getIgnoreIndexAttr())
-        counted = b.create<dtg::NotOp>(b.create<dtg::EqualOp>(
-            target,
-            b.scalar(targetType.getElementType(), double(ignore.getInt()))));
+        counted = b.create<dtg::NotOp>(
+            b.create<dtg::EqualOp>(target, b.scalar(targetType.getElementType(),
+                                                    double(ignore.getInt()))));
       Value weights = b.castTo(counted, f);
       if (Value w = nll.getWeight()) {
         Value safe = b.create<dtg::WhereOp>(
@@ -225,8 +227,8 @@ std::pair<Value, Value> BuildTrainStepPass::lossSumAndCount(GradientBuilder &b,
   if (auto mean = loss.getDefiningOp<dtg::ReduceMeanOp>()) {
     auto in = tensorType(mean.getOperand());
     if (static_cast<int64_t>(mean.getAxes().size()) == in.getRank()) {
-      Value sum = b.create<dtg::ReduceSumOp>(mean.getOperand(), mean.getAxes(),
-                                             false);
+      Value sum =
+          b.create<dtg::ReduceSumOp>(mean.getOperand(), mean.getAxes(), false);
       return {sum, b.scalar(f, double(in.getNumElements()))};
     }
   }
@@ -269,7 +271,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
     StringRef name = argString(main, i, kName);
     if (role == "state")
       state.push_back(i);
-    if (role != "parameter" || !isDifferentiable(main.getArgument(i).getType()) ||
+    if (role != "parameter" ||
+        !isDifferentiable(main.getArgument(i).getType()) ||
         matchesAny(name, freeze))
       continue;
     trainable.push_back(i);
@@ -333,7 +336,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
 SmallVector<Hyper> BuildTrainStepPass::hyperparameters() {
   Builder b(&getContext());
   Type f64 = b.getF64Type(), i64 = b.getI64Type(), i1 = b.getI1Type();
-  double wd = weightDecay >= 0 ? weightDecay : (optimizer == "sgd" ? 0.0 : 0.01);
+  double wd =
+      weightDecay >= 0 ? weightDecay : (optimizer == "sgd" ? 0.0 : 0.01);
   int64_t kind = lrSchedule == "linear" ? 1 : lrSchedule == "cosine" ? 2 : 0;
   SmallVector<Hyper> h{{"lr", f64, lr},
                        {"weight_decay", f64, wd},
@@ -404,9 +408,10 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   }
   SmallVector<Hyper> hypers = hyperparameters();
   for (const Hyper &h : hypers) {
-    Attribute value = isa<FloatType>(h.type)
-                          ? Attribute(FloatAttr::get(h.type, h.value))
-                          : Attribute(IntegerAttr::get(h.type, int64_t(h.value)));
+    Attribute value =
+        isa<FloatType>(h.type)
+            ? Attribute(FloatAttr::get(h.type, h.value))
+            : Attribute(IntegerAttr::get(h.type, int64_t(h.value)));
     in.add(ctx, RankedTensorType::get({}, h.type), h.name, "hyper", value);
   }
   in.add(ctx, RankedTensorType::get({}, top.getI64Type()), "step", "step");
@@ -461,8 +466,7 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
           limits(microType.getShape()), steps(microType.getRank(), 1);
       starts[0] = k * rows;
       limits[0] = (k + 1) * rows;
-      operands.push_back(
-          b.create<dtg::SliceOp>(full, starts, limits, steps));
+      operands.push_back(b.create<dtg::SliceOp>(full, starts, limits, steps));
     }
     // Dropout key: (seed, step * m + k).
     Value index = b.create<dtg::AddOp>(stepTimesM, b.scalar(i64, double(k)));
@@ -505,9 +509,9 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   Value coef = b.create<dtg::DivOp>(
       clip, b.create<dtg::AddOp>(norm, b.scalar(f64, 1e-6)));
   coef = b.create<dtg::MinOp>(coef, b.scalar(f64, 1.0));
-  coef = b.create<dtg::WhereOp>(
-      b.create<dtg::GreaterOp>(clip, b.scalar(f64, 0.0)), coef,
-      b.scalar(f64, 1.0));
+  coef =
+      b.create<dtg::WhereOp>(b.create<dtg::GreaterOp>(clip, b.scalar(f64, 0.0)),
+                             coef, b.scalar(f64, 1.0));
 
   // Learning rate and updates.
   Value k1 = b.create<dtg::AddOp>(step, b.scalar(i64, 1.0));

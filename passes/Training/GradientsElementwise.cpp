@@ -56,8 +56,7 @@ void addUnary(GradientRegistry &registry,
 }
 
 /// Registers a rule for ops whose derivative is zero almost everywhere.
-template <typename OpTy>
-void addZero(GradientRegistry &registry) {
+template <typename OpTy> void addZero(GradientRegistry &registry) {
   registry.add<OpTy>([](Operation *op, ArrayRef<Value>, GradientBuilder &b,
                         SmallVectorImpl<Value> &out) {
     out.push_back(b.zerosLike(op->getOperand(0)));
@@ -90,7 +89,8 @@ void addBinary(GradientRegistry &registry,
 } // namespace
 
 void mlir::dtc::registerElementwiseGradients(GradientRegistry &registry) {
-  addUnary<NegOp>(registry, [](Math &m, NegOp, Value, Value) { return m.c(-1); });
+  addUnary<NegOp>(registry,
+                  [](Math &m, NegOp, Value, Value) { return m.c(-1); });
   addUnary<AbsOp>(registry, [](Math &m, AbsOp, Value x, Value) {
     return m.b.create<SignOp>(x);
   });
@@ -172,9 +172,9 @@ void mlir::dtc::registerElementwiseGradients(GradientRegistry &registry) {
                    m.mul(m.mul(m.c(0.5), x), m.mul(sech2, du)));
     }
     // Phi(x) + x phi(x).
-    Value cdf = m.mul(m.c(0.5),
-                      m.add(m.c(1), m.b.create<ErfOp>(
-                                        m.mul(x, m.c(1 / std::sqrt(2.0))))));
+    Value cdf = m.mul(
+        m.c(0.5),
+        m.add(m.c(1), m.b.create<ErfOp>(m.mul(x, m.c(1 / std::sqrt(2.0))))));
     Value pdf = m.mul(m.c(1 / std::sqrt(2 * M_PI)),
                       m.exp(m.mul(m.c(-0.5), m.mul(x, x))));
     return m.add(cdf, m.mul(x, pdf));
@@ -185,34 +185,34 @@ void mlir::dtc::registerElementwiseGradients(GradientRegistry &registry) {
   });
   addUnary<EluOp>(registry, [](Math &m, EluOp op, Value x, Value y) {
     // x > 0: 1; else alpha * exp(x) = y + alpha.
-    return m.where(m.b.create<GreaterOp>(x, m.c(0)),
-                   m.c(1), m.add(y, m.c(op.getAlpha().convertToDouble())));
+    return m.where(m.b.create<GreaterOp>(x, m.c(0)), m.c(1),
+                   m.add(y, m.c(op.getAlpha().convertToDouble())));
   });
   addUnary<CeluOp>(registry, [](Math &m, CeluOp op, Value x, Value) {
     double a = op.getAlpha().convertToDouble();
-    return m.where(m.b.create<GreaterOp>(x, m.c(0)),
-                   m.c(1), m.exp(m.div(x, m.c(a))));
+    return m.where(m.b.create<GreaterOp>(x, m.c(0)), m.c(1),
+                   m.exp(m.div(x, m.c(a))));
   });
   addUnary<SeluOp>(registry, [](Math &m, SeluOp op, Value x, Value) {
     double a = op.getAlpha().convertToDouble();
     double g = op.getGamma().convertToDouble();
-    return m.where(m.b.create<GreaterOp>(x, m.c(0)),
-                   m.c(g), m.mul(m.c(g * a), m.exp(x)));
+    return m.where(m.b.create<GreaterOp>(x, m.c(0)), m.c(g),
+                   m.mul(m.c(g * a), m.exp(x)));
   });
-  addUnary<HardSigmoidOp>(registry, [](Math &m, HardSigmoidOp op, Value x,
-                                       Value) {
-    double a = op.getAlpha().convertToDouble();
-    double b = op.getBeta().convertToDouble();
-    Value v = m.add(m.mul(m.c(a), x), m.c(b));
-    Value inside = m.b.create<AndOp>(m.b.create<GreaterOp>(v, m.c(0)),
-                                     m.b.create<LessOp>(v, m.c(1)));
-    return m.mul(m.c(a), m.mask(inside));
-  });
-  addUnary<ThresholdedReluOp>(registry, [](Math &m, ThresholdedReluOp op,
-                                           Value x, Value) {
-    return m.mask(
-        m.b.create<GreaterOp>(x, m.c(op.getAlpha().convertToDouble())));
-  });
+  addUnary<HardSigmoidOp>(
+      registry, [](Math &m, HardSigmoidOp op, Value x, Value) {
+        double a = op.getAlpha().convertToDouble();
+        double b = op.getBeta().convertToDouble();
+        Value v = m.add(m.mul(m.c(a), x), m.c(b));
+        Value inside = m.b.create<AndOp>(m.b.create<GreaterOp>(v, m.c(0)),
+                                         m.b.create<LessOp>(v, m.c(1)));
+        return m.mul(m.c(a), m.mask(inside));
+      });
+  addUnary<ThresholdedReluOp>(
+      registry, [](Math &m, ThresholdedReluOp op, Value x, Value) {
+        return m.mask(
+            m.b.create<GreaterOp>(x, m.c(op.getAlpha().convertToDouble())));
+      });
   addUnary<ClipOp>(registry, [](Math &m, ClipOp op, Value x, Value) {
     // As torch.clamp: the gradient passes where min <= x <= max.
     auto type = cast<RankedTensorType>(x.getType());

@@ -9,8 +9,8 @@
 
 #include "passes/Training/Autodiff.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::dtc;

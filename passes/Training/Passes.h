@@ -1,4 +1,5 @@
-//===- Passes.h - training-step construction passes -----------------*- C++ -*-===//
+//===- Passes.h - training-step construction passes -----------------*- C++
+//-*-===//
 
 #ifndef DTC_PASSES_TRAINING_PASSES_H
 #define DTC_PASSES_TRAINING_PASSES_H

@@ -60,11 +60,13 @@ FailureOr<func::FuncOp> buildChecked(func::FuncOp func, ModuleOp scratch,
     Tensor r = Tensor::zeros(type.getElementType(), type.getShape());
     for (int64_t k = 0; k < r.numElements(); ++k)
       r.set(k, random.uniform(-1, 1));
-    Value rv = builder.create<dtg::ConstantOp>(loc, dtg::interp::tensorToAttr(r));
+    Value rv =
+        builder.create<dtg::ConstantOp>(loc, dtg::interp::tensorToAttr(r));
     Value prod = b.create<dtg::MulOp>(y, rv);
-    SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-    Value sum = b.create<dtg::ReduceSumOp>(prod, builder.getDenseI64ArrayAttr(axes),
-                                           builder.getBoolAttr(false));
+    SmallVector<int64_t> axes =
+        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    Value sum = b.create<dtg::ReduceSumOp>(
+        prod, builder.getDenseI64ArrayAttr(axes), builder.getBoolAttr(false));
     loss = loss ? b.create<dtg::AddOp>(loss, sum) : sum;
   }
   if (!loss)
@@ -82,8 +84,9 @@ FailureOr<func::FuncOp> buildChecked(func::FuncOp func, ModuleOp scratch,
   }
   builder.create<func::ReturnOp>(loc, results);
   ret.erase();
-  clone.setFunctionType(FunctionType::get(
-      func.getContext(), clone.getArgumentTypes(), ValueRange(results).getTypes()));
+  clone.setFunctionType(FunctionType::get(func.getContext(),
+                                          clone.getArgumentTypes(),
+                                          ValueRange(results).getTypes()));
   return clone;
 }
 
@@ -97,7 +100,8 @@ struct TestGradientsPass
     Random random(11);
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       auto type = cast<RankedTensorType>(arg.getType());
-      if (auto value = func.getArgAttrOfType<ElementsAttr>(i, "dtc.test_value")) {
+      if (auto value =
+              func.getArgAttrOfType<ElementsAttr>(i, "dtc.test_value")) {
         FailureOr<Tensor> t = dtg::interp::tensorFromAttr(value);
         if (failed(t) || t->getType() != type)
           return func.emitError("dtc.test_value of argument #")

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Pipelines/Pipelines.h"
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/Dist/IR/DistOps.h"
-#include "compiler/Pipelines/Pipelines.h"
 #include "passes/Cleanup/Passes.h"
 #include "passes/Memory/Passes.h"
 #include "passes/Training/Passes.h"

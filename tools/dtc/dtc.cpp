@@ -16,17 +16,20 @@ using namespace mlir::dtc;
 
 static cl::SubCommand importCmd("import", "Import an ONNX model and print it "
                                           "as dtg IR");
-static cl::SubCommand interpretCmd(
-    "interpret", "Run an ONNX model in the reference interpreter and compare "
+static cl::SubCommand
+    interpretCmd("interpret",
+                 "Run an ONNX model in the reference interpreter and compare "
                  "its outputs with .npy files");
-static cl::SubCommand testOnnxCmd(
-    "test-onnx", "Run ONNX backend-test folders (model.onnx + "
-                 "test_data_set_*) and report PASS/FAIL/UNSUPPORTED");
+static cl::SubCommand
+    testOnnxCmd("test-onnx",
+                "Run ONNX backend-test folders (model.onnx + "
+                "test_data_set_*) and report PASS/FAIL/UNSUPPORTED");
 static cl::SubCommand interpretTrainCmd(
-    "interpret-train", "Build a model's training step and run it in the "
-                       "reference interpreter (the oracle of compiled training)");
-static cl::SubCommand compileCmd(
-    "compile", "Compile a model's training step into OUTDIR/train");
+    "interpret-train",
+    "Build a model's training step and run it in the "
+    "reference interpreter (the oracle of compiled training)");
+static cl::SubCommand
+    compileCmd("compile", "Compile a model's training step into OUTDIR/train");
 
 // import / interpret
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.onnx"),
@@ -39,12 +42,10 @@ static cl::opt<int64_t> batch("batch",
                               cl::desc("Bind axis 0 of every data input"),
                               cl::value_desc("N"), cl::sub(importCmd),
                               cl::sub(interpretCmd));
-static cl::list<std::string>
-    inputShapes("input-shape",
-                cl::desc("Shape of a data input (NAME=DIMxDIM), repeatable"),
-                cl::value_desc("NAME=DIMxDIM"), cl::sub(importCmd),
-                cl::sub(interpretCmd), cl::sub(interpretTrainCmd),
-                cl::sub(compileCmd));
+static cl::list<std::string> inputShapes(
+    "input-shape", cl::desc("Shape of a data input (NAME=DIMxDIM), repeatable"),
+    cl::value_desc("NAME=DIMxDIM"), cl::sub(importCmd), cl::sub(interpretCmd),
+    cl::sub(interpretTrainCmd), cl::sub(compileCmd));
 static cl::opt<bool> noCleanup("no-cleanup",
                                cl::desc("Print the importer's output before "
                                         "the clean-up pipeline"),
@@ -53,10 +54,9 @@ static cl::list<std::string> inputs("input",
                                     cl::desc("Data input (NAME=FILE.npy)"),
                                     cl::value_desc("NAME=FILE.npy"),
                                     cl::sub(interpretCmd));
-static cl::list<std::string> expects("expect",
-                                     cl::desc("Expected output (NAME=FILE.npy)"),
-                                     cl::value_desc("NAME=FILE.npy"),
-                                     cl::sub(interpretCmd));
+static cl::list<std::string>
+    expects("expect", cl::desc("Expected output (NAME=FILE.npy)"),
+            cl::value_desc("NAME=FILE.npy"), cl::sub(interpretCmd));
 static cl::opt<std::string> outputDir("output-dir",
                                       cl::desc("Write every output as "
                                                "NAME.npy into this folder"),
@@ -64,8 +64,6 @@ static cl::opt<std::string> outputDir("output-dir",
 static cl::opt<double> rtol("rtol",
                             cl::desc("Largest relative L2 error accepted"),
                             cl::init(1e-5), cl::sub(interpretCmd));
-
-
 
 static cl::opt<std::string> compileModelPath(cl::Positional,
                                              cl::desc("MODEL.onnx"),
@@ -91,88 +89,102 @@ static cl::opt<std::string> trainModelPath(cl::Positional,
 
 // Model options of training (interpret-train; compile later).
 static cl::OptionCategory trainingCategory("Training options");
-static cl::opt<int64_t> globalBatch("global-batch",
-                                    cl::desc("Samples per optimizer step"),
-                                    cl::value_desc("N"), cl::sub(interpretTrainCmd),
-                                    cl::sub(compileCmd), cl::cat(trainingCategory));
-static cl::opt<int64_t> microBatch(
-    "micro-batch", cl::desc("Samples per micro-batch (default: the global batch)"),
-    cl::value_desc("N"), cl::sub(interpretTrainCmd), cl::sub(compileCmd), cl::cat(trainingCategory));
+static cl::opt<int64_t>
+    globalBatch("global-batch", cl::desc("Samples per optimizer step"),
+                cl::value_desc("N"), cl::sub(interpretTrainCmd),
+                cl::sub(compileCmd), cl::cat(trainingCategory));
+static cl::opt<int64_t>
+    microBatch("micro-batch",
+               cl::desc("Samples per micro-batch (default: the global batch)"),
+               cl::value_desc("N"), cl::sub(interpretTrainCmd),
+               cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<std::string> lossOutput("loss-output",
                                        cl::desc("Output that is the loss"),
                                        cl::sub(interpretTrainCmd),
-                                       cl::sub(compileCmd), cl::cat(trainingCategory));
-static cl::opt<std::string> lossKind("loss",
-                                     cl::desc("Append a loss: cross_entropy|mse"),
-                                     cl::sub(interpretTrainCmd),
-                                     cl::sub(compileCmd), cl::cat(trainingCategory));
-static cl::opt<std::string> logitsName("logits",
-                                       cl::desc("Output the appended loss reads"),
-                                       cl::sub(interpretTrainCmd),
-                                       cl::sub(compileCmd), cl::cat(trainingCategory));
+                                       cl::sub(compileCmd),
+                                       cl::cat(trainingCategory));
+static cl::opt<std::string>
+    lossKind("loss", cl::desc("Append a loss: cross_entropy|mse"),
+             cl::sub(interpretTrainCmd), cl::sub(compileCmd),
+             cl::cat(trainingCategory));
+static cl::opt<std::string>
+    logitsName("logits", cl::desc("Output the appended loss reads"),
+               cl::sub(interpretTrainCmd), cl::sub(compileCmd),
+               cl::cat(trainingCategory));
 static cl::opt<std::string> labelsName("labels",
                                        cl::desc("Input with the loss targets"),
                                        cl::sub(interpretTrainCmd),
-                                       cl::sub(compileCmd), cl::cat(trainingCategory));
+                                       cl::sub(compileCmd),
+                                       cl::cat(trainingCategory));
 static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd|adamw"),
                                           cl::init("adamw"),
                                           cl::sub(interpretTrainCmd),
-                                          cl::sub(compileCmd), cl::cat(trainingCategory));
+                                          cl::sub(compileCmd),
+                                          cl::cat(trainingCategory));
 static cl::list<std::string> freezeList("freeze",
                                         cl::desc("Parameters not to train "
                                                  "(glob patterns)"),
                                         cl::CommaSeparated,
                                         cl::sub(interpretTrainCmd),
-                                        cl::sub(compileCmd), cl::cat(trainingCategory));
-static cl::list<std::string> noDecayList("no-decay",
-                                         cl::desc("Parameters exempt from "
-                                                  "weight decay (glob patterns)"),
-                                         cl::CommaSeparated,
-                                         cl::sub(interpretTrainCmd),
-                                         cl::sub(compileCmd), cl::cat(trainingCategory));
+                                        cl::sub(compileCmd),
+                                        cl::cat(trainingCategory));
+static cl::list<std::string>
+    noDecayList("no-decay",
+                cl::desc("Parameters exempt from "
+                         "weight decay (glob patterns)"),
+                cl::CommaSeparated, cl::sub(interpretTrainCmd),
+                cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> lrOpt("lr", cl::desc("Peak learning rate"),
                              cl::init(1e-3), cl::sub(interpretTrainCmd),
                              cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> momentumOpt("momentum", cl::desc("SGD momentum"),
                                    cl::init(0), cl::sub(interpretTrainCmd),
-                                   cl::sub(compileCmd), cl::cat(trainingCategory));
+                                   cl::sub(compileCmd),
+                                   cl::cat(trainingCategory));
 static cl::opt<double> dampeningOpt("dampening", cl::desc("SGD dampening"),
                                     cl::init(0), cl::sub(interpretTrainCmd),
-                                    cl::sub(compileCmd), cl::cat(trainingCategory));
+                                    cl::sub(compileCmd),
+                                    cl::cat(trainingCategory));
 static cl::opt<bool> nesterovOpt("nesterov", cl::desc("SGD Nesterov momentum"),
                                  cl::sub(interpretTrainCmd),
-                                 cl::sub(compileCmd), cl::cat(trainingCategory));
+                                 cl::sub(compileCmd),
+                                 cl::cat(trainingCategory));
 static cl::list<double> betasOpt("betas", cl::desc("AdamW betas (B1,B2)"),
                                  cl::CommaSeparated, cl::sub(interpretTrainCmd),
-                                 cl::sub(compileCmd), cl::cat(trainingCategory));
+                                 cl::sub(compileCmd),
+                                 cl::cat(trainingCategory));
 static cl::opt<double> epsOpt("eps", cl::desc("AdamW epsilon"), cl::init(1e-8),
-                              cl::sub(interpretTrainCmd),
-                              cl::sub(compileCmd), cl::cat(trainingCategory));
-static cl::opt<double> weightDecayOpt(
-    "weight-decay", cl::desc("Weight decay (default 0 for SGD, 0.01 AdamW)"),
-    cl::init(-1), cl::sub(interpretTrainCmd), cl::sub(compileCmd), cl::cat(trainingCategory));
+                              cl::sub(interpretTrainCmd), cl::sub(compileCmd),
+                              cl::cat(trainingCategory));
+static cl::opt<double>
+    weightDecayOpt("weight-decay",
+                   cl::desc("Weight decay (default 0 for SGD, 0.01 AdamW)"),
+                   cl::init(-1), cl::sub(interpretTrainCmd),
+                   cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<double> clipNormOpt("clip-norm",
                                    cl::desc("Clip the global gradient norm"),
                                    cl::init(0), cl::sub(interpretTrainCmd),
-                                   cl::sub(compileCmd), cl::cat(trainingCategory));
-static cl::opt<std::string> lrScheduleOpt("lr-schedule",
-                                          cl::desc("constant|linear|cosine"),
-                                          cl::init("constant"),
-                                          cl::sub(interpretTrainCmd),
-                                          cl::sub(compileCmd), cl::cat(trainingCategory));
+                                   cl::sub(compileCmd),
+                                   cl::cat(trainingCategory));
+static cl::opt<std::string>
+    lrScheduleOpt("lr-schedule", cl::desc("constant|linear|cosine"),
+                  cl::init("constant"), cl::sub(interpretTrainCmd),
+                  cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<int64_t> warmupOpt("warmup", cl::desc("Warmup steps"),
                                   cl::init(0), cl::sub(interpretTrainCmd),
-                                  cl::sub(compileCmd), cl::cat(trainingCategory));
+                                  cl::sub(compileCmd),
+                                  cl::cat(trainingCategory));
 static cl::opt<int64_t> totalStepsOpt("total-steps",
                                       cl::desc("Steps of the schedule"),
                                       cl::init(0), cl::sub(interpretTrainCmd),
-                                      cl::sub(compileCmd), cl::cat(trainingCategory));
+                                      cl::sub(compileCmd),
+                                      cl::cat(trainingCategory));
 static cl::opt<double> minLrOpt("min-lr", cl::desc("Floor of the schedule"),
                                 cl::init(0), cl::sub(interpretTrainCmd),
                                 cl::sub(compileCmd), cl::cat(trainingCategory));
 static cl::opt<int64_t> seedOpt("seed", cl::desc("Dropout seed"), cl::init(0),
-                                cl::sub(interpretTrainCmd),
-                                cl::sub(compileCmd), cl::cat(trainingCategory));
+                                cl::sub(interpretTrainCmd), cl::sub(compileCmd),
+                                cl::cat(trainingCategory));
 static cl::list<std::string> trainData("data",
                                        cl::desc("Training data "
                                                 "(NAME=FILE.npy,...)"),
@@ -251,44 +263,44 @@ static bool trainingOptions(BuildTrainStepPassOptions &t) {
       return false;
     }
 
-    t.lossOutput = lossOutput;
-    t.loss = lossKind;
-    t.logits = logitsName;
-    t.labels = labelsName;
-    t.optimizer = optimizerName;
-    static std::vector<std::string> freeze(freezeList.begin(),
-                                           freezeList.end());
-    static std::vector<std::string> noDecay(noDecayList.begin(),
-                                            noDecayList.end());
-    t.freeze = freeze;
-    t.noDecay = noDecay;
-    t.lr = lrOpt;
-    t.momentum = momentumOpt;
-    t.dampening = dampeningOpt;
-    t.nesterov = nesterovOpt;
-    if (!betasOpt.empty()) {
-      if (betasOpt.size() != 2) {
-        errs() << "dtc: error: --betas expects two values B1,B2\n";
-        return false;
-      }
-      t.beta1 = betasOpt[0];
-      t.beta2 = betasOpt[1];
+  t.lossOutput = lossOutput;
+  t.loss = lossKind;
+  t.logits = logitsName;
+  t.labels = labelsName;
+  t.optimizer = optimizerName;
+  static std::vector<std::string> freeze(freezeList.begin(), freezeList.end());
+  static std::vector<std::string> noDecay(noDecayList.begin(),
+                                          noDecayList.end());
+  t.freeze = freeze;
+  t.noDecay = noDecay;
+  t.lr = lrOpt;
+  t.momentum = momentumOpt;
+  t.dampening = dampeningOpt;
+  t.nesterov = nesterovOpt;
+  if (!betasOpt.empty()) {
+    if (betasOpt.size() != 2) {
+      errs() << "dtc: error: --betas expects two values B1,B2\n";
+      return false;
     }
-    t.eps = epsOpt;
-    t.weightDecay = weightDecayOpt;
-    t.clipNorm = clipNormOpt;
-    t.lrSchedule = lrScheduleOpt;
-    t.warmup = warmupOpt;
-    t.totalSteps = totalStepsOpt;
-    t.minLr = minLrOpt;
-    t.seed = seedOpt;
+    t.beta1 = betasOpt[0];
+    t.beta2 = betasOpt[1];
+  }
+  t.eps = epsOpt;
+  t.weightDecay = weightDecayOpt;
+  t.clipNorm = clipNormOpt;
+  t.lrSchedule = lrScheduleOpt;
+  t.warmup = warmupOpt;
+  t.totalSteps = totalStepsOpt;
+  t.minLr = minLrOpt;
+  t.seed = seedOpt;
   return true;
 }
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "dtc: a compiler for distributed "
-                                          "training\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "dtc: a compiler for distributed "
+                              "training\n");
   if (importCmd) {
     ImportCommandOptions options;
     options.model = modelPath;

@@ -12,8 +12,9 @@ using namespace mlir::dtc;
 using namespace mlir::dtc::onnx_import;
 using dtg::interp::Tensor;
 
-GraphImporter::GraphImporter(MLIRContext *context, const onnx::ModelProto &model,
-                             StringRef path, const ImportOptions &options)
+GraphImporter::GraphImporter(MLIRContext *context,
+                             const onnx::ModelProto &model, StringRef path,
+                             const ImportOptions &options)
     : context(context), model(model), path(path.str()), options(options),
       fileLoc(FileLineColLoc::get(context, path, 0, 0)), builder(context) {
   source.modelDir = llvm::sys::path::parent_path(path).str();
@@ -65,8 +66,7 @@ LogicalResult GraphImporter::collectInputs() {
     if (!dataInputs.contains(entry.getKey()))
       return emitError(fileLoc, "--input-shape names '")
              << entry.getKey() << "', which is not a data input of the model "
-             << "(its data inputs: " << (names.empty() ? "none" : names)
-             << ")";
+             << "(its data inputs: " << (names.empty() ? "none" : names) << ")";
   for (const onnx::ValueInfoProto &info : model.graph().input()) {
     const std::string &name = info.name();
     if (initializers.count(name))
@@ -76,8 +76,9 @@ LogicalResult GraphImporter::collectInputs() {
     if (!info.type().has_tensor_type()) {
       failureKind = ImportFailure::Unsupported;
       return emitError(fileLoc, "input '")
-             << name << "' is not a tensor (sequences and maps are not "
-                        "supported)";
+             << name
+             << "' is not a tensor (sequences and maps are not "
+                "supported)";
     }
     const auto &tensorType = info.type().tensor_type();
     Type elementType = convertDataType(context, tensorType.elem_type());
@@ -105,8 +106,7 @@ LogicalResult GraphImporter::collectInputs() {
     } else if (!tensorType.has_shape()) {
       if (bindable == options.bindableInputs.end())
         return emitError(fileLoc, "input '")
-               << name
-               << "' has no shape: give one with --input-shape " << name
+               << name << "' has no shape: give one with --input-shape " << name
                << "=DIMxDIM";
       shape.assign(bindable->second.shape.begin(),
                    bindable->second.shape.end());
@@ -120,14 +120,13 @@ LogicalResult GraphImporter::collectInputs() {
         } else if (known) {
           shape.push_back(dim.dim_value());
         } else if (bindable != options.bindableInputs.end() &&
-                   bindable->second.rank() ==
-                       tensorType.shape().dim_size()) {
+                   bindable->second.rank() == tensorType.shape().dim_size()) {
           shape.push_back(bindable->second.shape[axis]);
         } else {
-          std::string what = dim.has_dim_param() && !dim.dim_param().empty()
-                                 ? "symbolic dimension '" + dim.dim_param() +
-                                       "'"
-                                 : "an unknown dimension";
+          std::string what =
+              dim.has_dim_param() && !dim.dim_param().empty()
+                  ? "symbolic dimension '" + dim.dim_param() + "'"
+                  : "an unknown dimension";
           auto diag = emitError(fileLoc, "input '")
                       << name << "' has " << what << " at axis " << axis
                       << ": bind it with ";
@@ -191,7 +190,8 @@ Value GraphImporter::lookup(StringRef name, Location loc) {
     Initializer &initializer = init->second;
     bool isFloat = isa<FloatType>(initializer.type.getElementType());
     const Tensor *value = initializerValue(initializer);
-    if (!value && !(isFloat && initializer.missing && !options.requireWeights)) {
+    if (!value &&
+        !(isFloat && initializer.missing && !options.requireWeights)) {
       emitError(loc, "initializer ") << initializer.readError;
       return nullptr;
     }
@@ -273,9 +273,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   Location loc = nodeLocation(node, index);
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     failureKind = ImportFailure::Unsupported;
-    return emitError(loc, "op '")
-           << node.op_type() << "' of domain '" << node.domain()
-           << "' is not supported";
+    return emitError(loc, "op '") << node.op_type() << "' of domain '"
+                                  << node.domain() << "' is not supported";
   }
   Handler handler = getHandlerRegistry().lookup(node.op_type(), opset);
   if (!handler) {
@@ -309,8 +308,7 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   // Data inputs come first, in graph order; bindable ones are added when
   // first used as data (or not at all if they end up constants).
   for (const onnx::ValueInfoProto &info : model.graph().input())
-    if (inputs.count(info.name()) &&
-        !options.bindableInputs.count(info.name()))
+    if (inputs.count(info.name()) && !options.bindableInputs.count(info.name()))
       addArgument(info.name(), inputs[info.name()].type, "input", Attribute());
 
   for (auto [index, node] : llvm::enumerate(model.graph().node()))

@@ -1,4 +1,5 @@
-//===- GraphImporter.h - one ONNX graph -> one func.func ------------*- C++ -*-===//
+//===- GraphImporter.h - one ONNX graph -> one func.func ------------*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_IMPORT_ONNX_GRAPHIMPORTER_H
 #define DTC_COMPILER_IMPORT_ONNX_GRAPHIMPORTER_H

@@ -17,8 +17,7 @@ using dtg::interp::Tensor;
 
 namespace {
 
-template <typename OpTy>
-LogicalResult importUnary(NodeImporter &n) {
+template <typename OpTy> LogicalResult importUnary(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
     return failure();
@@ -28,8 +27,7 @@ LogicalResult importUnary(NodeImporter &n) {
   return n.setOutput(0, *y);
 }
 
-template <typename OpTy>
-LogicalResult importBinary(NodeImporter &n) {
+template <typename OpTy> LogicalResult importBinary(NodeImporter &n) {
   FailureOr<Value> a = n.input(0), b = n.input(1);
   if (failed(a) || failed(b))
     return failure();
@@ -61,7 +59,8 @@ LogicalResult importPow(NodeImporter &n) {
   if (failed(a) || failed(b))
     return failure();
   // ONNX allows a different exponent type; compute in the base's type.
-  FailureOr<Value> exponent = n.castTo(*b, NodeImporter::typeOf(*a).getElementType());
+  FailureOr<Value> exponent =
+      n.castTo(*b, NodeImporter::typeOf(*a).getElementType());
   if (failed(exponent))
     return failure();
   FailureOr<Value> y = n.make<dtg::PowOp>({*a, *exponent});
@@ -113,7 +112,8 @@ LogicalResult importCastLike(NodeImporter &n) {
   FailureOr<Value> x = n.input(0), like = n.input(1);
   if (failed(x) || failed(like))
     return failure();
-  FailureOr<Value> y = n.castTo(*x, NodeImporter::typeOf(*like).getElementType());
+  FailureOr<Value> y =
+      n.castTo(*x, NodeImporter::typeOf(*like).getElementType());
   if (failed(y))
     return failure();
   return n.setOutput(0, *y);
@@ -124,7 +124,8 @@ LogicalResult importClip(NodeImporter &n) {
   if (failed(x))
     return failure();
   SmallVector<NamedAttribute> attrs;
-  for (auto [index, name] : {std::make_pair(1u, "min"), std::make_pair(2u, "max")}) {
+  for (auto [index, name] :
+       {std::make_pair(1u, "min"), std::make_pair(2u, "max")}) {
     if (!n.hasInput(index))
       continue;
     FailureOr<Tensor> bound = n.constantInput(index);
@@ -245,9 +246,9 @@ LogicalResult importIsNaN(NodeImporter &n) {
   if (failed(x))
     return failure();
   auto type = NodeImporter::typeOf(*x);
-  FailureOr<SmallVector<Value>> y = n.create(
-      dtg::IsNanOp::getOperationName(), *x, {},
-      RankedTensorType::get(type.getShape(), n.builder.getI1Type()));
+  FailureOr<SmallVector<Value>> y =
+      n.create(dtg::IsNanOp::getOperationName(), *x, {},
+               RankedTensorType::get(type.getShape(), n.builder.getI1Type()));
   if (failed(y))
     return failure();
   return n.setOutput(0, y->front());
@@ -345,8 +346,8 @@ void mlir::dtc::onnx_import::registerElementwiseHandlers(
             {"gamma", 1.05070102214813232421875}});
   });
   registry.add("HardSigmoid", 6, [](NodeImporter &n) {
-    return importActivation<dtg::HardSigmoidOp>(n,
-                                                {{"alpha", 0.2}, {"beta", 0.5}});
+    return importActivation<dtg::HardSigmoidOp>(
+        n, {{"alpha", 0.2}, {"beta", 0.5}});
   });
   registry.add("ThresholdedRelu", 10, [](NodeImporter &n) {
     return importActivation<dtg::ThresholdedReluOp>(n, {{"alpha", 1.0}});
@@ -361,10 +362,11 @@ void mlir::dtc::onnx_import::registerElementwiseHandlers(
   registry.add("Mul", 14, importBinary<dtg::MulOp>);
   registry.add("Div", 14, importBinary<dtg::DivOp>);
   for (StringRef op : {"Add", "Sub", "Mul", "Div"})
-    registry.add(op, 13, op == "Add"   ? importBinary<dtg::AddOp>
-                         : op == "Sub" ? importBinary<dtg::SubOp>
-                         : op == "Mul" ? importBinary<dtg::MulOp>
-                                       : importBinary<dtg::DivOp>);
+    registry.add(op, 13,
+                 op == "Add"   ? importBinary<dtg::AddOp>
+                 : op == "Sub" ? importBinary<dtg::SubOp>
+                 : op == "Mul" ? importBinary<dtg::MulOp>
+                               : importBinary<dtg::DivOp>);
   registry.add("Pow", 15, importPow);
   registry.add("Pow", 13, importPow);
   registry.add("Mod", 13, importMod);
@@ -383,18 +385,15 @@ void mlir::dtc::onnx_import::registerElementwiseHandlers(
   registry.add("Cast", 13, importCast);
   registry.add("CastLike", 15, importCastLike);
 
-  registry.add("Sum", 13, [](NodeImporter &n) {
-    return importVariadic<dtg::AddOp>(n);
-  });
+  registry.add("Sum", 13,
+               [](NodeImporter &n) { return importVariadic<dtg::AddOp>(n); });
   registry.add("Mean", 13, [](NodeImporter &n) {
     return importVariadic<dtg::AddOp>(n, /*mean=*/true);
   });
-  registry.add("Max", 13, [](NodeImporter &n) {
-    return importVariadic<dtg::MaxOp>(n);
-  });
-  registry.add("Min", 13, [](NodeImporter &n) {
-    return importVariadic<dtg::MinOp>(n);
-  });
+  registry.add("Max", 13,
+               [](NodeImporter &n) { return importVariadic<dtg::MaxOp>(n); });
+  registry.add("Min", 13,
+               [](NodeImporter &n) { return importVariadic<dtg::MinOp>(n); });
 
   registry.add("Constant", 13, importConstant);
   registry.add("Identity", 16, importIdentity);

@@ -104,8 +104,8 @@ LogicalResult ModelValidator::checkHeader(int64_t &opset) {
   if (opset > kMaxOpset)
     return unsupported("opset " + Twine(opset) +
                        " is not supported (dtc imports opsets up to " +
-                       Twine(kMaxOpset) + "; export with opset_version=" +
-                       Twine(kMaxOpset) + ")");
+                       Twine(kMaxOpset) +
+                       "; export with opset_version=" + Twine(kMaxOpset) + ")");
   return success();
 }
 
@@ -149,7 +149,8 @@ LogicalResult ModelValidator::checkGraph() {
     for (const std::string &output : node.output()) {
       if (output.empty())
         continue;
-      if (defined.contains(output) || !producer.try_emplace(output, index).second)
+      if (defined.contains(output) ||
+          !producer.try_emplace(output, index).second)
         return invalid("value '" + output + "' is defined more than once " +
                        "(again by node '" + node.name() + "', " +
                        node.op_type() + ")");

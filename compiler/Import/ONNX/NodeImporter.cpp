@@ -114,8 +114,8 @@ FailureOr<Tensor> NodeImporter::getTensorAttr(StringRef name) {
   const onnx::AttributeProto *attr = findAttr(name);
   if (!attr || !attr->has_t())
     return fail("attribute '" + name + "' (a tensor) is missing");
-  TensorOrError read = readTensorProto(builder.getContext(), attr->t(),
-                                       graph.source);
+  TensorOrError read =
+      readTensorProto(builder.getContext(), attr->t(), graph.source);
   if (!read.tensor) {
     LogicalResult result = fail("attribute '" + name + "': " + read.error);
     if (read.unsupportedType)
@@ -127,8 +127,8 @@ FailureOr<Tensor> NodeImporter::getTensorAttr(StringRef name) {
 
 FailureOr<SmallVector<Value>>
 NodeImporter::create(StringRef opName, ValueRange operands,
-                     ArrayRef<NamedAttribute> attributes,
-                     TypeRange resultTypes, unsigned numResults) {
+                     ArrayRef<NamedAttribute> attributes, TypeRange resultTypes,
+                     unsigned numResults) {
   MLIRContext *context = builder.getContext();
   OperationState state(loc, opName);
   state.addOperands(operands);

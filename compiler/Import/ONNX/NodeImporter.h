@@ -1,4 +1,5 @@
-//===- NodeImporter.h - what an op handler sees of the importer -----*- C++ -*-===//
+//===- NodeImporter.h - what an op handler sees of the importer -----*- C++
+//-*-===//
 //
 // Handlers turn one ONNX node into dtg ops. They read inputs and attributes,
 // build ops through `make`/`create` (which check types, fold ops whose
@@ -28,8 +29,8 @@ class GraphImporter;
 /// The importer as one node's handler sees it.
 class NodeImporter {
 public:
-  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
-               Location loc, OpBuilder &builder, int64_t opset);
+  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node, Location loc,
+               OpBuilder &builder, int64_t opset);
 
   const onnx::NodeProto &node;
   Location loc;

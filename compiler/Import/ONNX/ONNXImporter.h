@@ -1,4 +1,5 @@
-//===- ONNXImporter.h - ONNX model -> dtg ---------------------------*- C++ -*-===//
+//===- ONNXImporter.h - ONNX model -> dtg ---------------------------*- C++
+//-*-===//
 //
 // The public entry of the ONNX importer. This header does not expose protobuf
 // or ONNX types, so the rest of the compiler builds without them.

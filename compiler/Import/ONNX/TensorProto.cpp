@@ -209,9 +209,10 @@ static std::string readExternal(const onnx::TensorProto &proto,
   return "";
 }
 
-TensorOrError mlir::dtc::onnx_import::readTensorProto(
-    MLIRContext *context, const onnx::TensorProto &proto,
-    const TensorSource &source) {
+TensorOrError
+mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
+                                        const onnx::TensorProto &proto,
+                                        const TensorSource &source) {
   SmallVector<int64_t> shape;
   Type type;
   TensorOrError result = readTensorProtoType(context, proto, shape, type);
@@ -233,8 +234,8 @@ TensorOrError mlir::dtc::onnx_import::readTensorProto(
   const std::string *raw = nullptr;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     bool missing = false;
-    std::string error =
-        readExternal(proto, source, n * rawElementSize(type), external, missing);
+    std::string error = readExternal(proto, source, n * rawElementSize(type),
+                                     external, missing);
     if (!error.empty()) {
       result.error = name + ": " + error;
       result.externalDataMissing = missing;

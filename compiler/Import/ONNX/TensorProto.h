@@ -1,4 +1,5 @@
-//===- TensorProto.h - ONNX TensorProto <-> interpreter tensors -----*- C++ -*-===//
+//===- TensorProto.h - ONNX TensorProto <-> interpreter tensors -----*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_IMPORT_ONNX_TENSORPROTO_H
 #define DTC_COMPILER_IMPORT_ONNX_TENSORPROTO_H
@@ -48,7 +49,8 @@ struct TensorOrError {
 };
 
 /// Reads `proto` (checking that its data matches its dims and type).
-TensorOrError readTensorProto(MLIRContext *context, const onnx::TensorProto &proto,
+TensorOrError readTensorProto(MLIRContext *context,
+                              const onnx::TensorProto &proto,
                               const TensorSource &source);
 
 /// The shape and element type of `proto` without reading its data; an error

@@ -1,4 +1,5 @@
-//===- CPUTarget.cpp - C++ with OpenMP and OpenBLAS, built by the host compiler -===//
+//===- CPUTarget.cpp - C++ with OpenMP and OpenBLAS, built by the host compiler
+//-===//
 
 #include "compiler/Target/CPU/CppEmitter.h"
 #include "compiler/Target/CPU/KernelEmitter.h"
@@ -19,9 +20,10 @@ using namespace mlir::dtc;
 namespace {
 
 /// Prints a tensor descriptor of argument or result `i` of `func`.
-void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i,
-               bool isArg, const WeightsLayout &weights) {
-  DictionaryAttr attrs = isArg ? func.getArgAttrDict(i) : func.getResultAttrDict(i);
+void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
+               const WeightsLayout &weights) {
+  DictionaryAttr attrs =
+      isArg ? func.getArgAttrDict(i) : func.getResultAttrDict(i);
   auto type = cast<RankedTensorType>(isArg ? func.getArgument(i).getType()
                                            : func.getResultTypes()[i]);
   auto str = [&](StringRef key) {

@@ -124,8 +124,8 @@ public:
     auto [it, inserted] = shapes.try_emplace(key, "");
     if (inserted) {
       it->second = "s" + std::to_string(shapes.size() - 1);
-      os << "static constexpr dtck::Shape " << it->second << "{"
-         << dims.size() << ", {";
+      os << "static constexpr dtck::Shape " << it->second << "{" << dims.size()
+         << ", {";
       for (auto [i, d] : llvm::enumerate(dims))
         os << (i ? ", " : "") << d;
       os << "}};\n";
@@ -161,10 +161,11 @@ public:
              << type;
     std::string name = "c" + std::to_string(constants++);
     int64_t n = value->numElements();
-    bool splat = isa<SplatElementsAttr>(op.getValue()) ||
-                 (n > 0 && llvm::all_of(llvm::seq<int64_t>(0, n), [&](int64_t k) {
-                    return value->get(k) == value->get(0);
-                  }));
+    bool splat =
+        isa<SplatElementsAttr>(op.getValue()) ||
+        (n > 0 && llvm::all_of(llvm::seq<int64_t>(0, n), [&](int64_t k) {
+           return value->get(k) == value->get(0);
+         }));
     auto element = [&](int64_t k) -> std::string {
       Type t = type.getElementType();
       if (t.isInteger(1))
@@ -276,8 +277,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     os << "  " << cTypeOf(arg) << " *" << name << " = "
        << pointerCast(arg, "args[" + std::to_string(arg.getArgNumber()) + "]")
        << ";";
-    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                   "dtg.name"))
+    if (auto n =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dtg.name"))
       os << " // " << n.getValue();
     os << "\n";
   }
@@ -317,8 +318,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       names[op.getResult(0)] = source;
       continue;
     }
-    os << "  // " << op.getName() << (node.empty() ? "" : " from '" + node + "'")
-       << "\n";
+    os << "  // " << op.getName()
+       << (node.empty() ? "" : " from '" + node + "'") << "\n";
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
     for (auto [r, result] : llvm::enumerate(op.getResults())) {
       std::string name = fresh();
@@ -368,7 +369,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     for (const memory::LiveRange &range : ranges)
       if (range.begin <= p && p <= range.end) {
         Operation *def = range.value.getDefiningOp();
-        auto defOffsets = def->getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
+        auto defOffsets =
+            def->getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
         int64_t offset =
             defOffsets[cast<OpResult>(range.value).getResultNumber()];
         live.push_back(offset);
@@ -376,8 +378,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       }
     std::string liveName = decls.array(live);
     std::string guardArgs = "ctx, base, " + std::to_string(ownArena) + ", " +
-                            liveName + ", " +
-                            std::to_string(live.size() / 2) + ", " + label;
+                            liveName + ", " + std::to_string(live.size() / 2) +
+                            ", " + label;
     os << "  if (ctx->guard) guardRegion(" << guardArgs << ", false);\n";
     if (failed((*rule)(&op, *this)))
       return failure();

@@ -1,4 +1,5 @@
-//===- CppEmitter.h - the step as C++ over the kernel library -------*- C++ -*-===//
+//===- CppEmitter.h - the step as C++ over the kernel library -------*- C++
+//-*-===//
 
 #ifndef DTC_COMPILER_TARGET_CPU_CPPEMITTER_H
 #define DTC_COMPILER_TARGET_CPU_CPPEMITTER_H

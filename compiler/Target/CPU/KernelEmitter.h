@@ -1,4 +1,5 @@
-//===- KernelEmitter.h - what a per-op C++ emission rule sees -------*- C++ -*-===//
+//===- KernelEmitter.h - what a per-op C++ emission rule sees -------*- C++
+//-*-===//
 //
 // The CPU target prints each function of the step as C++: every value lives
 // at a static offset of the rank's arena (passes/Memory plans them), and
@@ -68,8 +69,7 @@ using EmitRule = std::function<LogicalResult(Operation *op, KernelEmitter &e)>;
 /// Emission rules by op.
 class EmitRegistry {
 public:
-  template <typename OpTy>
-  void add(EmitRule rule) {
+  template <typename OpTy> void add(EmitRule rule) {
     rules[TypeID::get<OpTy>()] = std::move(rule);
   }
   const EmitRule *lookup(Operation *op) const;

@@ -70,7 +70,8 @@ struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
     auto inner = op.getOperand().getDefiningOp<ReshapeOp>();
     if (!inner)
       return failure();
-    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getOperand());
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(),
+                                           inner.getOperand());
     return success();
   }
 };

@@ -37,7 +37,8 @@ static LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &inferred) {
   return inferBroadcastResult(loc, adaptor.getOperands(), Type(), inferred);
@@ -116,10 +117,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "operands differ in rank or element type");
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != axis && type.getDimSize(d) != first.getDimSize(d))
-        return emitOptionalError(loc, "operand shapes " +
-                                          shapeText(first.getShape()) + " and " +
-                                          shapeText(type.getShape()) +
-                                          " differ outside axis " + Twine(axis));
+        return emitOptionalError(
+            loc, "operand shapes " + shapeText(first.getShape()) + " and " +
+                     shapeText(type.getShape()) + " differ outside axis " +
+                     Twine(axis));
     shape[axis] += type.getDimSize(axis);
   }
   inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -190,9 +191,10 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult GatherElementsOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult
+GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                   Adaptor adaptor,
+                                   SmallVectorImpl<Type> &inferred) {
   auto data = tensorType(adaptor.getData());
   auto indices = tensorType(adaptor.getIndices());
   if (data.getRank() != indices.getRank())
@@ -204,9 +206,10 @@ LogicalResult GatherElementsOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult ScatterElementsOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult
+ScatterElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &inferred) {
   auto data = tensorType(adaptor.getData());
   auto indices = tensorType(adaptor.getIndices());
   auto updates = tensorType(adaptor.getUpdates());
@@ -261,7 +264,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
   if (static_cast<int64_t>(low.size()) != type.getRank() ||
       static_cast<int64_t>(high.size()) != type.getRank())
-    return emitOptionalError(loc, "needs one low and one high pad per dimension");
+    return emitOptionalError(loc,
+                             "needs one low and one high pad per dimension");
   StringRef mode = adaptor.getMode();
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     return emitOptionalError(loc, "unknown pad mode '" + mode + "'");
@@ -277,7 +281,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                                         " negative");
     if (mode != "constant" && (low[d] > 0 || high[d] > 0) &&
         type.getDimSize(d) == 0)
-      return emitOptionalError(loc, "cannot " + mode + "-pad an empty dimension");
+      return emitOptionalError(loc,
+                               "cannot " + mode + "-pad an empty dimension");
     if (mode == "reflect" &&
         (low[d] >= type.getDimSize(d) || high[d] >= type.getDimSize(d)))
       return emitOptionalError(loc, "reflect padding of dimension " + Twine(d) +
@@ -347,15 +352,15 @@ LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> expected{input.getDimSize(0)};
   llvm::append_range(expected, input.getShape().drop_front(2));
   if (target.getShape() != ArrayRef<int64_t>(expected))
-    return emitOptionalError(loc, "target shape " +
-                                      shapeText(target.getShape()) +
-                                      " does not match input " +
-                                      shapeText(input.getShape()) +
-                                      " (expected " + shapeText(expected) + ")");
+    return emitOptionalError(
+        loc, "target shape " + shapeText(target.getShape()) +
+                 " does not match input " + shapeText(input.getShape()) +
+                 " (expected " + shapeText(expected) + ")");
   if (Value weight = adaptor.getWeight()) {
     auto w = tensorType(weight);
     if (w.getRank() != 1 || w.getDimSize(0) != input.getDimSize(1))
-      return emitOptionalError(loc, "weight must be 1-D with one entry per class");
+      return emitOptionalError(loc,
+                               "weight must be 1-D with one entry per class");
   }
   StringRef reduction = adaptor.getReduction();
   if (reduction == "none")
@@ -382,11 +387,11 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "operands differ in element type");
   int64_t k = lhs.getShape().back();
   if (rhs.getDimSize(rhs.getRank() - 2) != k)
-    return emitOptionalError(loc, "contracting dimensions differ: " +
-                                      shapeText(lhs.getShape()) + " x " +
-                                      shapeText(rhs.getShape()));
-  auto batch = broadcastShapes(lhs.getShape().drop_back(2),
-                               rhs.getShape().drop_back(2));
+    return emitOptionalError(
+        loc, "contracting dimensions differ: " + shapeText(lhs.getShape()) +
+                 " x " + shapeText(rhs.getShape()));
+  auto batch =
+      broadcastShapes(lhs.getShape().drop_back(2), rhs.getShape().drop_back(2));
   if (failed(batch))
     return emitOptionalError(loc, "batch dimensions do not broadcast");
   SmallVector<int64_t> shape(*batch);
@@ -450,10 +455,9 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
                                       "' is not of the form 'ab,bc->ac'");
   auto &[terms, output] = *parsed;
   if (terms.size() != adaptor.getInputs().size())
-    return emitOptionalError(loc, "equation has " + Twine(terms.size()) +
-                                      " terms for " +
-                                      Twine(adaptor.getInputs().size()) +
-                                      " operands");
+    return emitOptionalError(
+        loc, "equation has " + Twine(terms.size()) + " terms for " +
+                 Twine(adaptor.getInputs().size()) + " operands");
   llvm::DenseMap<char, int64_t> sizes;
   Type elementType;
   for (auto [term, input] : llvm::zip(terms, adaptor.getInputs())) {
@@ -489,13 +493,11 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
 }
 
 /// Checks window attributes of conv and pooling and computes spatial sizes.
-static LogicalResult inferWindow(std::optional<Location> loc,
-                                 RankedTensorType input,
-                                 ArrayRef<int64_t> kernel,
-                                 ArrayRef<int64_t> strides,
-                                 ArrayRef<int64_t> pads,
-                                 ArrayRef<int64_t> dilations, bool ceilMode,
-                                 SmallVectorImpl<int64_t> &spatial) {
+static LogicalResult
+inferWindow(std::optional<Location> loc, RankedTensorType input,
+            ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+            ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations, bool ceilMode,
+            SmallVectorImpl<int64_t> &spatial) {
   int64_t k = input.getRank() - 2;
   if (k < 1)
     return emitOptionalError(loc, "input needs rank at least 3 ([N, C, ...])");
@@ -511,9 +513,9 @@ static LogicalResult inferWindow(std::optional<Location> loc,
                                     "positive");
     if (pads[i] < 0 || pads[k + i] < 0)
       return emitOptionalError(loc, "pads must be non-negative");
-    int64_t out = windowOutputSize(input.getDimSize(2 + i), kernel[i],
-                                   strides[i], dilations[i], pads[i],
-                                   pads[k + i], ceilMode);
+    int64_t out =
+        windowOutputSize(input.getDimSize(2 + i), kernel[i], strides[i],
+                         dilations[i], pads[i], pads[k + i], ceilMode);
     if (out <= 0)
       return emitOptionalError(loc, "window is larger than the padded input "
                                     "in spatial dimension " +
@@ -545,7 +547,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (Value bias = adaptor.getBias()) {
     auto b = tensorType(bias);
     if (b.getRank() != 1 || b.getDimSize(0) != weight.getDimSize(0))
-      return emitOptionalError(loc, "bias must be 1-D with one entry per filter");
+      return emitOptionalError(loc,
+                               "bias must be 1-D with one entry per filter");
   }
   SmallVector<int64_t> shape{input.getDimSize(0), weight.getDimSize(0)};
   if (failed(inferWindow(loc, input, weight.getShape().drop_front(2),

@@ -1,4 +1,5 @@
-//===- DTGOps.h - dtg dialect and ops -------------------------------*- C++ -*-===//
+//===- DTGOps.h - dtg dialect and ops -------------------------------*- C++
+//-*-===//
 
 #ifndef DTC_DIALECTS_DTG_IR_DTGOPS_H
 #define DTC_DIALECTS_DTG_IR_DTGOPS_H

@@ -85,7 +85,8 @@ LogicalResult dtg::inferReduceResult(std::optional<Location> loc, Value operand,
                                         " is out of range for rank " +
                                         Twine(rank));
     if (i > 0 && axes[i - 1] >= axis)
-      return emitOptionalError(loc, "reduction axes must be strictly increasing");
+      return emitOptionalError(loc,
+                               "reduction axes must be strictly increasing");
   }
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {

@@ -1,4 +1,5 @@
-//===- DTGShapeInference.h - result shapes of dtg ops ---------------*- C++ -*-===//
+//===- DTGShapeInference.h - result shapes of dtg ops ---------------*- C++
+//-*-===//
 //
 // Shape rules shared by the ops' type inference, their verifiers and the ONNX
 // importer. Each returns failure (emitting at `loc` when given) on operands
@@ -19,7 +20,8 @@
 namespace mlir::dtg {
 
 /// Emits `message` at `loc` if a location is given; always returns failure.
-LogicalResult emitOptionalError(std::optional<Location> loc, const Twine &message);
+LogicalResult emitOptionalError(std::optional<Location> loc,
+                                const Twine &message);
 
 /// NumPy broadcast of two shapes; failure if a pair of dimensions conflicts.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,

@@ -54,16 +54,17 @@ int64_t mlir::dtg::interp::estimateWork(Operation *op) {
   if (auto mm = dyn_cast<MatMulOp>(op))
     return times(results, mm.getLhs().getType().getShape().back());
   if (auto gemm = dyn_cast<GemmOp>(op))
-    return times(results, gemm.getA().getType().getDimSize(
-                              gemm.getTransA() ? 0 : 1));
+    return times(results,
+                 gemm.getA().getType().getDimSize(gemm.getTransA() ? 0 : 1));
   if (auto conv = dyn_cast<ConvOp>(op))
-    return times(results, volume(conv.getWeight().getType().getShape().drop_front()));
+    return times(results,
+                 volume(conv.getWeight().getType().getShape().drop_front()));
   if (isa<ConvInputGradOp, ConvWeightGradOp>(op))
-    return times(volume(cast<RankedTensorType>(op->getOperand(0).getType())
-                            .getShape()),
-                 volume(cast<RankedTensorType>(op->getOperand(1).getType())
-                            .getShape()
-                            .drop_front()));
+    return times(
+        volume(cast<RankedTensorType>(op->getOperand(0).getType()).getShape()),
+        volume(cast<RankedTensorType>(op->getOperand(1).getType())
+                   .getShape()
+                   .drop_front()));
   if (auto pool = dyn_cast<MaxPoolOp>(op))
     return times(results, volume(pool.getKernel()));
   if (auto pool = dyn_cast<AvgPoolOp>(op))
@@ -81,8 +82,8 @@ int64_t mlir::dtg::interp::estimateWork(Operation *op) {
   return results;
 }
 
-FailureOr<SmallVector<Tensor>> mlir::dtg::interp::evaluateOp(
-    Operation *op, ArrayRef<Tensor> operands) {
+FailureOr<SmallVector<Tensor>>
+mlir::dtg::interp::evaluateOp(Operation *op, ArrayRef<Tensor> operands) {
   if (auto constant = dyn_cast<dtg::ConstantOp>(op)) {
     FailureOr<Tensor> value = tensorFromAttr(constant.getValue());
     if (failed(value))
@@ -251,8 +252,9 @@ runBlock(Block &body, ArrayRef<Tensor> arguments,
   return body.getParentOp()->emitError("block has no terminator");
 }
 
-FailureOr<SmallVector<Tensor>> mlir::dtg::interp::interpretFunction(
-    func::FuncOp func, ArrayRef<Tensor> arguments) {
+FailureOr<SmallVector<Tensor>>
+mlir::dtg::interp::interpretFunction(func::FuncOp func,
+                                     ArrayRef<Tensor> arguments) {
   if (func.isExternal())
     return func.emitError("cannot interpret a function without a body");
   Block &body = func.getBody().front();

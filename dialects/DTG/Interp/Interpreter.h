@@ -1,4 +1,5 @@
-//===- Interpreter.h - reference interpreter of the dtg dialect -----*- C++ -*-===//
+//===- Interpreter.h - reference interpreter of the dtg dialect -----*- C++
+//-*-===//
 //
 // The oracle: runs a function of dtg ops on concrete tensors with plain C++
 // loops. Each op family registers its kernels (Kernels*.cpp); an op without a
@@ -21,14 +22,14 @@ namespace mlir::dtg::interp {
 
 /// Computes the results of `op` from its operand values. On bad values (an
 /// index out of range, say) it emits an error at the op and fails.
-using Kernel = std::function<LogicalResult(Operation *op, ArrayRef<Tensor> operands,
-                                           SmallVectorImpl<Tensor> &results)>;
+using Kernel =
+    std::function<LogicalResult(Operation *op, ArrayRef<Tensor> operands,
+                                SmallVectorImpl<Tensor> &results)>;
 
 /// Kernels by op.
 class KernelRegistry {
 public:
-  template <typename OpTy>
-  void add(Kernel kernel) {
+  template <typename OpTy> void add(Kernel kernel) {
     kernels[TypeID::get<OpTy>()] = std::move(kernel);
   }
   const Kernel *lookup(Operation *op) const;

@@ -14,29 +14,29 @@ namespace {
 /// Registers a unary float kernel computing `fn` in double precision.
 template <typename OpTy>
 void addUnary(KernelRegistry &registry, double (*fn)(double)) {
-  registry.add<OpTy>([fn](Operation *op, ArrayRef<Tensor> in,
-                          SmallVectorImpl<Tensor> &out) {
-    Tensor result = makeResult(op->getResult(0).getType());
-    for (int64_t k = 0, e = result.numElements(); k < e; ++k)
-      result.set(k, fn(in[0].get(k)));
-    out.push_back(std::move(result));
-    return success();
-  });
+  registry.add<OpTy>(
+      [fn](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
+        Tensor result = makeResult(op->getResult(0).getType());
+        for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+          result.set(k, fn(in[0].get(k)));
+        out.push_back(std::move(result));
+        return success();
+      });
 }
 
 /// Registers a unary kernel whose function reads the op (its attributes).
 template <typename OpTy>
 void addUnaryWithOp(KernelRegistry &registry,
                     std::function<double(OpTy, double)> fn) {
-  registry.add<OpTy>([fn](Operation *op, ArrayRef<Tensor> in,
-                          SmallVectorImpl<Tensor> &out) {
-    Tensor result = makeResult(op->getResult(0).getType());
-    auto typed = cast<OpTy>(op);
-    for (int64_t k = 0, e = result.numElements(); k < e; ++k)
-      result.set(k, fn(typed, in[0].get(k)));
-    out.push_back(std::move(result));
-    return success();
-  });
+  registry.add<OpTy>(
+      [fn](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
+        Tensor result = makeResult(op->getResult(0).getType());
+        auto typed = cast<OpTy>(op);
+        for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+          result.set(k, fn(typed, in[0].get(k)));
+        out.push_back(std::move(result));
+        return success();
+      });
 }
 
 /// Applies `fn` to broadcast pairs of the operands into a result of the op's
@@ -60,17 +60,19 @@ void addBinary(KernelRegistry &registry, double (*floatFn)(double, double),
     const Tensor &lhs = in[0], &rhs = in[1];
     bool bad = false;
     if (result.isFloat()) {
-      broadcastApply(op, lhs, rhs, result, [&](int64_t k, int64_t a, int64_t b) {
-        result.set(k, floatFn(lhs.f[a], rhs.f[b]));
-      });
+      broadcastApply(op, lhs, rhs, result,
+                     [&](int64_t k, int64_t a, int64_t b) {
+                       result.set(k, floatFn(lhs.f[a], rhs.f[b]));
+                     });
     } else {
-      broadcastApply(op, lhs, rhs, result, [&](int64_t k, int64_t a, int64_t b) {
-        if (!intFn) {
-          bad = true;
-          return;
-        }
-        result.setInt(k, intFn(lhs.i[a], rhs.i[b]));
-      });
+      broadcastApply(op, lhs, rhs, result,
+                     [&](int64_t k, int64_t a, int64_t b) {
+                       if (!intFn) {
+                         bad = true;
+                         return;
+                       }
+                       result.setInt(k, intFn(lhs.i[a], rhs.i[b]));
+                     });
     }
     if (bad)
       return op->emitError("not defined on integers");
@@ -160,8 +162,8 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
   addUnaryWithOp<GeluOp>(registry, [](GeluOp op, double x) {
     if (op.getApproximate())
       return 0.5 * x *
-             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
-                              (x + 0.044715 * x * x * x)));
+             (1.0 +
+              std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   });
   addUnaryWithOp<LeakyReluOp>(registry, [](LeakyReluOp op, double x) {
@@ -184,12 +186,10 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
     double b = op.getBeta().convertToDouble();
     return std::max(0.0, std::min(1.0, a * x + b));
   });
-  addUnaryWithOp<ThresholdedReluOp>(registry,
-                                    [](ThresholdedReluOp op, double x) {
-                                      return x > op.getAlpha().convertToDouble()
-                                                 ? x
-                                                 : 0.0;
-                                    });
+  addUnaryWithOp<ThresholdedReluOp>(
+      registry, [](ThresholdedReluOp op, double x) {
+        return x > op.getAlpha().convertToDouble() ? x : 0.0;
+      });
   addUnaryWithOp<ClipOp>(registry, [](ClipOp op, double x) {
     if (std::isnan(x))
       return x;
@@ -200,14 +200,14 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
     return x;
   });
 
-  registry.add<IsNanOp>([](Operation *op, ArrayRef<Tensor> in,
-                           SmallVectorImpl<Tensor> &out) {
-    Tensor result = makeResult(op->getResult(0).getType());
-    for (int64_t k = 0, e = result.numElements(); k < e; ++k)
-      result.i[k] = std::isnan(in[0].f[k]);
-    out.push_back(std::move(result));
-    return success();
-  });
+  registry.add<IsNanOp>(
+      [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
+        Tensor result = makeResult(op->getResult(0).getType());
+        for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+          result.i[k] = std::isnan(in[0].f[k]);
+        out.push_back(std::move(result));
+        return success();
+      });
   registry.add<IsInfOp>([](Operation *op, ArrayRef<Tensor> in,
                            SmallVectorImpl<Tensor> &out) {
     auto isInf = cast<IsInfOp>(op);
@@ -256,8 +256,9 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
                    [](int64_t a, int64_t b) -> int64_t { return a && b; });
   addBinary<OrOp>(registry, nullptr,
                   [](int64_t a, int64_t b) -> int64_t { return a || b; });
-  addBinary<XorOp>(registry, nullptr,
-                   [](int64_t a, int64_t b) -> int64_t { return (a != 0) != (b != 0); });
+  addBinary<XorOp>(registry, nullptr, [](int64_t a, int64_t b) -> int64_t {
+    return (a != 0) != (b != 0);
+  });
 
   registry.add<ModOp>([](Operation *op, ArrayRef<Tensor> in,
                          SmallVectorImpl<Tensor> &out) -> LogicalResult {
@@ -303,34 +304,34 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
       registry, [](double a, double b) { return a >= b; },
       [](int64_t a, int64_t b) { return a >= b; });
 
-  registry.add<WhereOp>([](Operation *op, ArrayRef<Tensor> in,
-                           SmallVectorImpl<Tensor> &out) {
-    Tensor result = makeResult(op->getResult(0).getType());
-    BroadcastIndexer c(in[0].shape, result.shape), t(in[1].shape, result.shape),
-        f(in[2].shape, result.shape);
-    for (int64_t k = 0, e = result.numElements(); k < e; ++k) {
-      const Tensor &src = in[0].i[c(k)] ? in[1] : in[2];
-      int64_t idx = in[0].i[c(k)] ? t(k) : f(k);
-      if (result.isFloat())
-        result.f[k] = src.f[idx];
-      else
-        result.i[k] = src.i[idx];
-    }
-    out.push_back(std::move(result));
-    return success();
-  });
+  registry.add<WhereOp>(
+      [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
+        Tensor result = makeResult(op->getResult(0).getType());
+        BroadcastIndexer c(in[0].shape, result.shape),
+            t(in[1].shape, result.shape), f(in[2].shape, result.shape);
+        for (int64_t k = 0, e = result.numElements(); k < e; ++k) {
+          const Tensor &src = in[0].i[c(k)] ? in[1] : in[2];
+          int64_t idx = in[0].i[c(k)] ? t(k) : f(k);
+          if (result.isFloat())
+            result.f[k] = src.f[idx];
+          else
+            result.i[k] = src.i[idx];
+        }
+        out.push_back(std::move(result));
+        return success();
+      });
 
-  registry.add<CastOp>([](Operation *op, ArrayRef<Tensor> in,
-                          SmallVectorImpl<Tensor> &out) {
-    Tensor result = makeResult(op->getResult(0).getType());
-    const Tensor &src = in[0];
-    for (int64_t k = 0, e = result.numElements(); k < e; ++k) {
-      if (src.isFloat())
-        result.set(k, src.f[k]); // trunc toward zero for integers; NaN -> 0
-      else
-        result.setInt(k, src.i[k]);
-    }
-    out.push_back(std::move(result));
-    return success();
-  });
+  registry.add<CastOp>(
+      [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
+        Tensor result = makeResult(op->getResult(0).getType());
+        const Tensor &src = in[0];
+        for (int64_t k = 0, e = result.numElements(); k < e; ++k) {
+          if (src.isFloat())
+            result.set(k, src.f[k]); // trunc toward zero for integers; NaN -> 0
+          else
+            result.setInt(k, src.i[k]);
+        }
+        out.push_back(std::move(result));
+        return success();
+      });
 }

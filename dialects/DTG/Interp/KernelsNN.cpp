@@ -895,8 +895,7 @@ void mlir::dtg::interp::registerNNKernels(KernelRegistry &registry) {
   registry.add<BatchNormTrainingOp>(
       [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
         return batchNormTraining(
-            op, in, out,
-            cast<BatchNormTrainingOp>(op).getUnbiasedRunningVar());
+            op, in, out, cast<BatchNormTrainingOp>(op).getUnbiasedRunningVar());
       });
   registry.add<LayerNormOp>(layerNormKernel);
   registry.add<SoftmaxOp>(

@@ -24,7 +24,8 @@ double mlir::dtg::interp::scheduledLearningRate(double lr, int64_t k,
     return minLr;
   if (kind == 1)
     return minLr + (lr - minLr) * double(total - k) / span;
-  return minLr + (lr - minLr) * (1 + std::cos(M_PI * double(k - warmup) / span)) / 2;
+  return minLr +
+         (lr - minLr) * (1 + std::cos(M_PI * double(k - warmup) / span)) / 2;
 }
 
 void mlir::dtg::interp::registerTrainingKernels(KernelRegistry &registry) {
@@ -42,15 +43,16 @@ void mlir::dtg::interp::registerTrainingKernels(KernelRegistry &registry) {
         d = roundToFloatType(p.elementType, d + wd * p.f[k]);
       if (momentum != 0) {
         // buf.mul_(momentum).add_(d, alpha=1 - dampening)
-        double b = first ? d
-                         : roundToFloatType(
-                               p.elementType,
-                               roundToFloatType(p.elementType,
-                                                momentum * buf.f[k]) +
-                                   (1 - dampening) * d);
+        double b =
+            first ? d
+                  : roundToFloatType(
+                        p.elementType,
+                        roundToFloatType(p.elementType, momentum * buf.f[k]) +
+                            (1 - dampening) * d);
         newBuf.f[k] = b;
-        d = nesterov ? roundToFloatType(p.elementType, d + momentum * newBuf.f[k])
-                     : newBuf.f[k];
+        d = nesterov
+                ? roundToFloatType(p.elementType, d + momentum * newBuf.f[k])
+                : newBuf.f[k];
       }
       newP.set(k, p.f[k] - lr * d);
     }
@@ -58,38 +60,38 @@ void mlir::dtg::interp::registerTrainingKernels(KernelRegistry &registry) {
     out.push_back(std::move(newBuf));
     return success();
   });
-  registry.add<AdamWUpdateOp>([](Operation *op, ArrayRef<Tensor> in,
-                                 SmallVectorImpl<Tensor> &out)
-                                  -> LogicalResult {
-    const Tensor &p = in[0], &g = in[1], &m = in[2], &v = in[3];
-    double lr = in[4].f[0], beta1 = in[5].f[0], beta2 = in[6].f[0],
-           eps = in[7].f[0], wd = in[8].f[0];
-    int64_t step = in[9].i[0];
-    if (step < 1)
-      return op->emitError("AdamW step must be at least 1, got ") << step;
-    double bc1 = 1 - std::pow(beta1, double(step));
-    double bc2 = 1 - std::pow(beta2, double(step));
-    double stepSize = lr / bc1, bc2Sqrt = std::sqrt(bc2);
-    Type t = p.elementType;
-    Tensor newP = p, newM = m, newV = v;
-    for (int64_t k = 0, n = p.numElements(); k < n; ++k) {
-      double param = roundToFloatType(t, p.f[k] * (1 - lr * wd));
-      // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1), and so on.
-      double mk = roundToFloatType(
-          t, roundToFloatType(t, m.f[k] * beta1) + (1 - beta1) * g.f[k]);
-      double vk = roundToFloatType(t, roundToFloatType(t, v.f[k] * beta2) +
-                                          (1 - beta2) * g.f[k] * g.f[k]);
-      double denom =
-          roundToFloatType(t, roundToFloatType(t, std::sqrt(vk)) / bc2Sqrt + eps);
-      newM.f[k] = mk;
-      newV.f[k] = vk;
-      newP.set(k, param - stepSize * roundToFloatType(t, mk / denom));
-    }
-    out.push_back(std::move(newP));
-    out.push_back(std::move(newM));
-    out.push_back(std::move(newV));
-    return success();
-  });
+  registry.add<AdamWUpdateOp>(
+      [](Operation *op, ArrayRef<Tensor> in,
+         SmallVectorImpl<Tensor> &out) -> LogicalResult {
+        const Tensor &p = in[0], &g = in[1], &m = in[2], &v = in[3];
+        double lr = in[4].f[0], beta1 = in[5].f[0], beta2 = in[6].f[0],
+               eps = in[7].f[0], wd = in[8].f[0];
+        int64_t step = in[9].i[0];
+        if (step < 1)
+          return op->emitError("AdamW step must be at least 1, got ") << step;
+        double bc1 = 1 - std::pow(beta1, double(step));
+        double bc2 = 1 - std::pow(beta2, double(step));
+        double stepSize = lr / bc1, bc2Sqrt = std::sqrt(bc2);
+        Type t = p.elementType;
+        Tensor newP = p, newM = m, newV = v;
+        for (int64_t k = 0, n = p.numElements(); k < n; ++k) {
+          double param = roundToFloatType(t, p.f[k] * (1 - lr * wd));
+          // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1), and so on.
+          double mk = roundToFloatType(t, roundToFloatType(t, m.f[k] * beta1) +
+                                              (1 - beta1) * g.f[k]);
+          double vk = roundToFloatType(t, roundToFloatType(t, v.f[k] * beta2) +
+                                              (1 - beta2) * g.f[k] * g.f[k]);
+          double denom = roundToFloatType(
+              t, roundToFloatType(t, std::sqrt(vk)) / bc2Sqrt + eps);
+          newM.f[k] = mk;
+          newV.f[k] = vk;
+          newP.set(k, param - stepSize * roundToFloatType(t, mk / denom));
+        }
+        out.push_back(std::move(newP));
+        out.push_back(std::move(newM));
+        out.push_back(std::move(newV));
+        return success();
+      });
   registry.add<LrScheduleOp>([](Operation *op, ArrayRef<Tensor> in,
                                 SmallVectorImpl<Tensor> &out) -> LogicalResult {
     int64_t kind = in[5].i[0];

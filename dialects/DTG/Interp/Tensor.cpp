@@ -3,8 +3,8 @@
 #include "dialects/DTG/Interp/Tensor.h"
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
 
 #include <cmath>
@@ -43,8 +43,8 @@ void Tensor::set(int64_t k, double value) {
   else if (value <= -9223372036854775808.0)
     i[k] = wrapToIntegerType(elementType, INT64_MIN);
   else
-    i[k] = wrapToIntegerType(elementType,
-                             static_cast<int64_t>(std::trunc(value)));
+    i[k] =
+        wrapToIntegerType(elementType, static_cast<int64_t>(std::trunc(value)));
 }
 
 void Tensor::setInt(int64_t k, int64_t value) {

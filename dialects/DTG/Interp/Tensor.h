@@ -1,4 +1,5 @@
-//===- Tensor.h - tensors of the reference interpreter --------------*- C++ -*-===//
+//===- Tensor.h - tensors of the reference interpreter --------------*- C++
+//-*-===//
 //
 // The reference interpreter keeps every value as plain vectors: floats in
 // doubles (rounded to their element type after each op, so f32/f16/bf16 hold
@@ -64,7 +65,8 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape);
 /// whose shape broadcasts to it (NumPy rules).
 class BroadcastIndexer {
 public:
-  BroadcastIndexer(ArrayRef<int64_t> operandShape, ArrayRef<int64_t> resultShape);
+  BroadcastIndexer(ArrayRef<int64_t> operandShape,
+                   ArrayRef<int64_t> resultShape);
   int64_t operator()(int64_t resultIndex) const;
 
 private:

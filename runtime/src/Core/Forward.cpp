@@ -70,7 +70,8 @@ extern "C" int dtcrt_forward_main(int argc, char **argv,
     const dtcrt_tensor_desc &d = model->args[i];
     std::optional<DType> t = parseDType(d.dtype);
     if (!t)
-      return fail(std::string("argument '") + d.name + "' has dtype " + d.dtype);
+      return fail(std::string("argument '") + d.name + "' has dtype " +
+                  d.dtype);
     args[i].assign(bytesOf(d, *t) + 1, 0);
     argPtrs[i] = args[i].data();
     if (d.weights_offset >= 0) {

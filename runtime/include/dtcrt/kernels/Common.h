@@ -123,7 +123,7 @@ struct f16 {
       bits = uint16_t(sign | 0x7e00);
     } else if (abs >= 0x477ff000) { // rounds to >= 65520: infinity
       bits = uint16_t(sign | 0x7c00);
-    } else if (abs < 0x38800000) { // subnormal or zero in half
+    } else if (abs < 0x38800000) {                 // subnormal or zero in half
       float scaled = bitsFloat(abs) * 16777216.0f; // 2^24
       // Round half to even in the subnormal range.
       float r = std::nearbyint(scaled);
@@ -151,32 +151,23 @@ struct f16 {
 
 /// The type arithmetic on T is done in: float for 16-bit floats, T itself
 /// for float and double, int64_t for integers, bool for bool.
-template <typename T>
-struct ComputeType {
-  using type = std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>,
-                                  int64_t, T>;
+template <typename T> struct ComputeType {
+  using type =
+      std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                         int64_t, T>;
 };
-template <>
-struct ComputeType<bf16> {
-  using type = float;
-};
-template <>
-struct ComputeType<f16> {
-  using type = float;
-};
-template <typename T>
-using compute_t = typename ComputeType<T>::type;
+template <> struct ComputeType<bf16> { using type = float; };
+template <> struct ComputeType<f16> { using type = float; };
+template <typename T> using compute_t = typename ComputeType<T>::type;
 
 template <typename T>
-constexpr bool isFloating =
-    std::is_floating_point_v<T> || std::is_same_v<T, bf16> ||
-    std::is_same_v<T, f16>;
+constexpr bool isFloating = std::is_floating_point_v<T> ||
+                            std::is_same_v<T, bf16> || std::is_same_v<T, f16>;
 
 /// Converts a computed value back to storage type T: floats round; integers
 /// wrap (two's complement) as the interpreter's wrapToIntegerType does;
 /// bool is value != 0.
-template <typename T, typename C>
-inline T store(C value) {
+template <typename T, typename C> inline T store(C value) {
   if constexpr (std::is_same_v<T, bool>)
     return value != C(0);
   else if constexpr (isFloating<T>)
