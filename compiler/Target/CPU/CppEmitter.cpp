@@ -61,6 +61,28 @@ std::string KernelEmitter::literal(int64_t value) {
   return "int64_t(" + std::to_string(value) + ")";
 }
 
+LogicalResult KernelEmitter::checkTensors(Operation *op) {
+  constexpr int64_t kMaxRank = 8; // dtck::kMaxRank
+  auto check = [&](Type t) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.hasStaticShape())
+      return op->emitError("the CPU target needs static shapes, got ") << t;
+    if (type.getRank() > kMaxRank)
+      return op->emitError("the CPU target holds tensors of rank at most ")
+             << kMaxRank << ", got " << t;
+    if (cType(type.getElementType()).empty())
+      return op->emitError("the CPU target has no element type for ") << t;
+    return success();
+  };
+  for (Type t : op->getOperandTypes())
+    if (failed(check(t)))
+      return failure();
+  for (Type t : op->getResultTypes())
+    if (failed(check(t)))
+      return failure();
+  return success();
+}
+
 std::string KernelEmitter::quoted(StringRef text) {
   std::string s = "\"";
   for (char c : text) {

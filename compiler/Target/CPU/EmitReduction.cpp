@@ -19,34 +19,8 @@ using namespace mlir::dtc::cpu;
 
 namespace {
 
-/// Most dimensions a kernel Shape holds (dtck::kMaxRank).
-constexpr int64_t kMaxRank = 8;
-
 ArrayRef<int64_t> dimsOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-/// Checks that every operand and result of `op` is a static tensor that
-/// fits a kernel Shape and has a C++ element type.
-LogicalResult checkTensors(Operation *op, KernelEmitter &e) {
-  auto check = [&](Type t) -> LogicalResult {
-    auto type = dyn_cast<RankedTensorType>(t);
-    if (!type || !type.hasStaticShape())
-      return op->emitError("the CPU target needs static shapes, got ") << t;
-    if (type.getRank() > kMaxRank)
-      return op->emitError("the CPU target holds tensors of rank at most ")
-             << kMaxRank << ", got " << t;
-    if (e.cType(type.getElementType()).empty())
-      return op->emitError("the CPU target has no element type for ") << t;
-    return success();
-  };
-  for (Type t : op->getOperandTypes())
-    if (failed(check(t)))
-      return failure();
-  for (Type t : op->getResultTypes())
-    if (failed(check(t)))
-      return failure();
-  return success();
 }
 
 /// Checks that an axis attribute is in [0, rank).
@@ -62,7 +36,7 @@ template <typename OpTy>
 void addReduce(EmitRegistry &registry, StringRef kernel) {
   registry.add<OpTy>([kernel = kernel.str()](
                          Operation *op, KernelEmitter &e) -> LogicalResult {
-    if (failed(checkTensors(op, e)))
+    if (failed(e.checkTensors(op)))
       return failure();
     auto reduce = cast<OpTy>(op);
     Value x = reduce.getOperand(), y = reduce.getResult();
@@ -88,7 +62,7 @@ template <typename OpTy>
 void addArgReduce(EmitRegistry &registry, StringRef kernel) {
   registry.add<OpTy>([kernel = kernel.str()](
                          Operation *op, KernelEmitter &e) -> LogicalResult {
-    if (failed(checkTensors(op, e)))
+    if (failed(e.checkTensors(op)))
       return failure();
     auto argOp = cast<OpTy>(op);
     Value x = argOp.getOperand(), y = argOp.getResult();
@@ -111,7 +85,7 @@ void addArgReduce(EmitRegistry &registry, StringRef kernel) {
 }
 
 LogicalResult emitCumSum(Operation *op, KernelEmitter &e) {
-  if (failed(checkTensors(op, e)))
+  if (failed(e.checkTensors(op)))
     return failure();
   auto cumsum = cast<dtg::CumSumOp>(op);
   Value x = cumsum.getOperand(), y = cumsum.getResult();
@@ -127,7 +101,7 @@ LogicalResult emitCumSum(Operation *op, KernelEmitter &e) {
 }
 
 LogicalResult emitNllLoss(Operation *op, KernelEmitter &e) {
-  if (failed(checkTensors(op, e)))
+  if (failed(e.checkTensors(op)))
     return failure();
   auto nll = cast<dtg::NllLossOp>(op);
   Value input = nll.getInput(), target = nll.getTarget(),

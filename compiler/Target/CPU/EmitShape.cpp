@@ -26,34 +26,8 @@ using namespace mlir::dtc::cpu;
 
 namespace {
 
-/// Most dimensions a kernel Shape holds (dtck::kMaxRank).
-constexpr int64_t kMaxRank = 8;
-
 ArrayRef<int64_t> dimsOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-/// Checks that every operand and result of `op` is a static tensor that
-/// fits a kernel Shape and has a C++ element type.
-LogicalResult checkTensors(Operation *op, KernelEmitter &e) {
-  auto check = [&](Type t) -> LogicalResult {
-    auto type = dyn_cast<RankedTensorType>(t);
-    if (!type || !type.hasStaticShape())
-      return op->emitError("the CPU target needs static shapes, got ") << t;
-    if (type.getRank() > kMaxRank)
-      return op->emitError("the CPU target holds tensors of rank at most ")
-             << kMaxRank << ", got " << t;
-    if (e.cType(type.getElementType()).empty())
-      return op->emitError("the CPU target has no element type for ") << t;
-    return success();
-  };
-  for (Type t : op->getOperandTypes())
-    if (failed(check(t)))
-      return failure();
-  for (Type t : op->getResultTypes())
-    if (failed(check(t)))
-      return failure();
-  return success();
 }
 
 /// Registers `rule` for OpTy behind checkTensors.
@@ -61,7 +35,7 @@ template <typename OpTy>
 void add(EmitRegistry &registry,
          LogicalResult (*rule)(OpTy op, KernelEmitter &e)) {
   registry.add<OpTy>([rule](Operation *op, KernelEmitter &e) {
-    if (failed(checkTensors(op, e)))
+    if (failed(e.checkTensors(op)))
       return failure();
     return rule(cast<OpTy>(op), e);
   });

@@ -16,36 +16,10 @@ using namespace mlir::dtc::cpu;
 
 namespace {
 
-/// Most dimensions a kernel Shape holds (dtck::kMaxRank).
-constexpr int64_t kMaxRank = 8;
-
-/// Checks that every operand and result of `op` is a static tensor that
-/// fits a kernel Shape and has a C++ element type.
-LogicalResult checkTensors(Operation *op, KernelEmitter &e) {
-  auto check = [&](Type t) -> LogicalResult {
-    auto type = dyn_cast<RankedTensorType>(t);
-    if (!type || !type.hasStaticShape())
-      return op->emitError("the CPU target needs static shapes, got ") << t;
-    if (type.getRank() > kMaxRank)
-      return op->emitError("the CPU target holds tensors of rank at most ")
-             << kMaxRank << ", got " << t;
-    if (e.cType(type.getElementType()).empty())
-      return op->emitError("the CPU target has no element type for ") << t;
-    return success();
-  };
-  for (Type t : op->getOperandTypes())
-    if (failed(check(t)))
-      return failure();
-  for (Type t : op->getResultTypes())
-    if (failed(check(t)))
-      return failure();
-  return success();
-}
-
 /// Emits `kernel(shape of operand 0, operands..., results...)`, the shape
 /// shared by the operands and results of the same type as operand 0.
 LogicalResult emitUpdate(StringRef kernel, Operation *op, KernelEmitter &e) {
-  if (failed(checkTensors(op, e)))
+  if (failed(e.checkTensors(op)))
     return failure();
   Type type = op->getOperand(0).getType();
   for (Value v : op->getResults())
@@ -76,7 +50,7 @@ void mlir::dtc::cpu::registerTrainingEmitters(EmitRegistry &registry) {
   // lrSchedule(lr, step, warmup, total, min_lr, kind, result)
   registry.add<dtg::LrScheduleOp>(
       [](Operation *op, KernelEmitter &e) -> LogicalResult {
-        if (failed(checkTensors(op, e)))
+        if (failed(e.checkTensors(op)))
           return failure();
         SmallVector<std::string> args;
         for (Value v : op->getOperands())

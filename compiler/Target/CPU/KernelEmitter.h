@@ -58,6 +58,11 @@ public:
   /// given) as one statement of the current op.
   virtual void call(StringRef kernel, ArrayRef<std::string> args,
                     ArrayRef<std::string> templateArgs = {}) = 0;
+  /// Checks that every operand and result of `op` is a static tensor that
+  /// fits a dtck::Shape (rank <= 8) and has a C++ element type; an error at
+  /// the op otherwise.
+  LogicalResult checkTensors(Operation *op);
+
   /// Emits a raw statement (rarely needed: prefer a kernel call).
   virtual void statement(StringRef text) = 0;
 };
