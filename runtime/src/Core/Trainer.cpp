@@ -62,6 +62,8 @@ private:
   std::vector<HyperValue> hypers;
   std::vector<std::string> notes;
   std::vector<AlignedBuffer> argBuffers, resultBuffers;
+  /// Bytes of every argument and result buffer of the step.
+  int64_t tensorBytes = 0;
   std::vector<void *> argPointers, resultPointers;
   AlignedBuffer arena;
   dtcrt_step_ctx ctx = {};
@@ -160,6 +162,12 @@ bool Trainer::allocate(std::string &error) {
               formatBytes(int64_t(model.results[i].bytes)) + ")";
       return false;
     }
+  // What the step's tensors occupy outside the arena (measured from the
+  // allocations; the arena's share is its high-water mark).
+  for (size_t i = 0; i < model.args.size(); ++i)
+    tensorBytes += int64_t(model.args[i].bytes);
+  for (size_t i = 0; i < model.results.size(); ++i)
+    tensorBytes += int64_t(model.results[i].bytes);
   for (AlignedBuffer &b : argBuffers)
     argPointers.push_back(b.data());
   for (AlignedBuffer &b : resultBuffers)
@@ -381,7 +389,8 @@ bool Trainer::trainStep(std::string &error) {
   double rate = seconds > 0 ? double(g) / seconds : 0;
   line.num("step_time_s", seconds, 6)
       .num("samples_per_s", rate, 6)
-      .integer("arena_high_water_bytes", ctx.high_water);
+      .integer("arena_high_water_bytes", ctx.high_water)
+      .integer("memory_peak_bytes", tensorBytes + ctx.high_water);
   shown += "  (" + formatSeconds(seconds) + ", " + jsonNumber(rate, 4) +
            " samples/s)";
   progress(shown);

@@ -64,13 +64,20 @@ def main(argv):
                         f"{want_lr[k]!r}")
     if args.plan:
         with open(args.plan) as f:
-            planned = json.load(f)["ranks"][0]["memory_bytes"]["arena"]
+            memory = json.load(f)["ranks"][0]["memory_bytes"]
+        planned = memory["arena"]
         measured = {s["arena_high_water_bytes"] for s in steps}
         line += f", arena planned {planned} bytes, measured " + \
             ", ".join(str(m) for m in sorted(measured))
         if measured != {planned}:
             problems.append("the measured arena high-water mark is not the "
                             "planned arena")
+        # The whole footprint: the arena plus every tensor buffer.
+        peaks = {s["memory_peak_bytes"] for s in steps}
+        line += f", peak planned {memory['peak']} bytes, measured " + \
+            ", ".join(str(m) for m in sorted(peaks))
+        if peaks != {memory["peak"]}:
+            problems.append("the measured peak is not plan.json's peak")
     print(line)
     for p in problems:
         print(f"{args.label}: {p}")
