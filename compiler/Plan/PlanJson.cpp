@@ -2,6 +2,7 @@
 
 #include "compiler/Plan/PlanJson.h"
 
+#include "compiler/Import/ONNX/ONNXImporter.h"
 #include "dialects/DTG/IR/DTGOps.h"
 #include "passes/Memory/Passes.h"
 
@@ -19,17 +20,6 @@ static StringRef argRole(func::FuncOp f, unsigned i) {
 static StringRef argName(func::FuncOp f, unsigned i) {
   auto s = f.getArgAttrOfType<StringAttr>(i, "dtg.name");
   return s ? s.getValue() : "";
-}
-
-/// The ONNX node name of `loc`, or "".
-static std::string nodeOf(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string s = nodeOf(inner); !s.empty())
-        return s;
-  return "";
 }
 
 static int64_t arenaOf(func::FuncOp f) {
@@ -187,7 +177,7 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
         int64_t bytes = memory::byteSize(v.getType());
         savedBytes += bytes;
         saved.push_back(Object{{"tensor", op.getName().getStringRef()},
-                               {"onnx_node", nodeOf(op.getLoc())},
+                               {"onnx_node", onnxNodeName(op.getLoc())},
                                {"bytes", bytes}});
       }
     }

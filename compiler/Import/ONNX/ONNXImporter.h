@@ -71,6 +71,18 @@ readTensorFile(MLIRContext *context, StringRef path, std::string &error,
 std::optional<std::vector<std::string>> readGraphInputNames(StringRef path,
                                                             std::string &error);
 
+/// The ONNX node name the importer stamped on `loc` (a NameLoc, possibly
+/// inside a FusedLoc), or "" if there is none.
+inline std::string onnxNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string s = onnxNodeName(inner); !s.empty())
+        return s;
+  return "";
+}
+
 /// The dialects an imported module uses; load them before importing.
 void loadImportedDialects(MLIRContext *context);
 

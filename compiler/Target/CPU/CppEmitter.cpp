@@ -2,6 +2,7 @@
 
 #include "compiler/Target/CPU/CppEmitter.h"
 
+#include "compiler/Import/ONNX/ONNXImporter.h"
 #include "compiler/Target/CPU/KernelEmitter.h"
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/DTG/Interp/Tensor.h"
@@ -268,17 +269,6 @@ private:
 };
 } // namespace
 
-/// The ONNX node name of `loc`, or "".
-static std::string nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string s = nodeName(inner); !s.empty())
-        return s;
-  return "";
-}
-
 LogicalResult FunctionEmitter::emit(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -326,7 +316,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
   int64_t ownArena = own ? own.getInt() : 0;
 
   for (Operation &op : body.without_terminator()) {
-    std::string node = nodeName(op.getLoc());
+    std::string node = onnxNodeName(op.getLoc());
     if (auto constant = dyn_cast<dtg::ConstantOp>(op)) {
       FailureOr<std::string> data = decls.constant(constant);
       if (failed(data))
