@@ -26,6 +26,10 @@ constexpr StringLiteral kOwnArenaBytes = "dtc.own_arena_bytes";
 /// Bytes of a statically shaped tensor type (i1 takes a byte).
 int64_t byteSize(Type type);
 
+/// The value that owns the buffer holding `value`: `value` itself, or the
+/// source of the chain of `dtg.reshape` ops (aliases) that defines it.
+Value bufferOf(Value value);
+
 /// The live range of a value that owns an arena buffer: from the position of
 /// its defining op to that of its last use (through aliases), positions
 /// counting the ops of the block from 0.
@@ -34,8 +38,9 @@ struct LiveRange {
   int64_t begin, end;
 };
 /// Live ranges of the values of `block` that need a buffer of their own:
-/// results of ops that are neither constants nor aliases, except those for
-/// which `skip` returns true.
+/// results of the block's ops (not of ops nested in their regions) that are
+/// neither constants nor aliases, except those for which `skip` returns
+/// true. A use inside an op's regions counts as a use by the op.
 SmallVector<LiveRange> computeLiveRanges(Block &block,
                                          function_ref<bool(Value)> skip);
 } // namespace memory

@@ -3,6 +3,7 @@
 #include "passes/Memory/Passes.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
+#include "passes/Memory/InPlace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -25,6 +26,12 @@ int64_t mlir::dtc::memory::byteSize(Type type) {
   return tensor.getNumElements() * bytes;
 }
 
+Value mlir::dtc::memory::bufferOf(Value value) {
+  while (auto reshape = value.getDefiningOp<dtg::ReshapeOp>())
+    value = reshape.getOperand();
+  return value;
+}
+
 SmallVector<memory::LiveRange>
 mlir::dtc::memory::computeLiveRanges(Block &block,
                                      function_ref<bool(Value)> skip) {
@@ -32,21 +39,13 @@ mlir::dtc::memory::computeLiveRanges(Block &block,
   int64_t pos = 0;
   for (Operation &op : block)
     position[&op] = pos++;
-  // The buffer that holds each value (aliases resolve to their source).
-  llvm::DenseMap<Value, Value> root;
-  auto rootOf = [&](Value v) {
-    auto it = root.find(v);
-    return it == root.end() ? v : it->second;
-  };
   llvm::DenseMap<Value, unsigned> index;
   SmallVector<LiveRange> ranges;
+  // Only the block's own ops get buffers: values inside an op's regions are
+  // the op's business (a dtg.fusion region becomes one kernel).
   for (Operation &op : block.without_terminator()) {
-    if (isa<dtg::ConstantOp>(op))
+    if (isa<dtg::ConstantOp, dtg::ReshapeOp>(op))
       continue;
-    if (isa<dtg::ReshapeOp>(op)) {
-      root[op.getResult(0)] = rootOf(op.getOperand(0));
-      continue;
-    }
     for (Value result : op.getResults()) {
       if (skip(result))
         continue;
@@ -54,13 +53,17 @@ mlir::dtc::memory::computeLiveRanges(Block &block,
       ranges.push_back({result, position[&op], position[&op]});
     }
   }
-  for (Operation &op : block)
-    for (Value operand : op.getOperands()) {
-      auto it = index.find(rootOf(operand));
-      if (it != index.end())
-        ranges[it->second].end =
-            std::max(ranges[it->second].end, position[&op]);
-    }
+  // A use inside an op's regions is a use by the op.
+  for (Operation &op : block) {
+    int64_t p = position[&op];
+    op.walk([&](Operation *user) {
+      for (Value operand : user->getOperands()) {
+        auto it = index.find(bufferOf(operand));
+        if (it != index.end())
+          ranges[it->second].end = std::max(ranges[it->second].end, p);
+      }
+    });
+  }
   return ranges;
 }
 
@@ -70,6 +73,9 @@ struct Buffer {
   Value value;
   int64_t begin, end, bytes;
   int64_t offset = -1;
+  /// The buffer whose place this one takes (itself unless written in place
+  /// over an operand).
+  unsigned owner;
 };
 
 /// True if `value` is written straight into a result buffer: defined by a
@@ -95,25 +101,82 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     return (n + alignment - 1) / alignment * alignment;
   }
 
+  /// Lets results take the buffers of operands that die at their op, as
+  /// memory::mayWriteOver allows: the result's buffer then joins its owner,
+  /// whose live range grows to cover both.
+  void reuseInPlace(Block &body, const llvm::DenseMap<Value, unsigned> &index,
+                    SmallVector<Buffer> &buffers) {
+    int64_t pos = -1;
+    unsigned reused = 0;
+    for (Operation &op : body) {
+      ++pos;
+      // Owners taken by this op's results (one result each).
+      SmallVector<unsigned> taken;
+      for (OpResult result : op.getResults()) {
+        auto r = index.find(result);
+        if (r == index.end())
+          continue;
+        unsigned resultNumber = result.getResultNumber();
+        auto canWriteOver = [&](OpOperand &use) {
+          return memory::mayWriteOver(&op, resultNumber,
+                                      use.getOperandNumber());
+        };
+        for (OpOperand &use : op.getOpOperands()) {
+          Value source = memory::bufferOf(use.get());
+          auto s = index.find(source);
+          if (s == index.end())
+            continue; // an argument, a constant, or a result buffer
+          unsigned owner = buffers[s->second].owner;
+          // The buffer must die here (no later use, aliases included) and
+          // every operand reading it must allow the overwrite.
+          if (buffers[owner].end != pos || llvm::is_contained(taken, owner) ||
+              buffers[owner].bytes != buffers[r->second].bytes ||
+              !canWriteOver(use) ||
+              llvm::any_of(op.getOpOperands(), [&](OpOperand &other) {
+                return memory::bufferOf(other.get()) == source &&
+                       !canWriteOver(other);
+              }))
+            continue;
+          buffers[r->second].owner = owner;
+          buffers[owner].end =
+              std::max(buffers[owner].end, buffers[r->second].end);
+          taken.push_back(owner);
+          ++reused;
+          break;
+        }
+      }
+    }
+    LLVM_DEBUG(llvm::dbgs() << reused << " results written in place\n");
+    (void)reused;
+  }
+
   LogicalResult planFunction(func::FuncOp func) {
     if (peaks.count(func))
       return success();
     peaks[func] = 0; // guards recursion
+    if (!func.getBody().hasOneBlock())
+      return func.emitError("memory planning needs a function of one block");
     Block &body = func.getBody().front();
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+    if (!ret)
+      return func.emitError("memory planning needs a function ending in "
+                            "func.return");
     SmallVector<memory::LiveRange> ranges = memory::computeLiveRanges(
         body, [&](Value v) { return writesResultDirectly(v, ret); });
     llvm::DenseMap<Value, unsigned> index;
     SmallVector<Buffer> buffers;
     for (const memory::LiveRange &range : ranges) {
       index[range.value] = buffers.size();
-      buffers.push_back({range.value, range.begin, range.end,
-                         align(std::max<int64_t>(
-                             memory::byteSize(range.value.getType()), 1))});
+      buffers.push_back(
+          {range.value, range.begin, range.end,
+           align(std::max<int64_t>(memory::byteSize(range.value.getType()), 1)),
+           /*offset=*/-1, /*owner=*/unsigned(buffers.size())});
     }
     for (Operation &op : body.without_terminator())
       if (isa<dtg::ReshapeOp>(op))
         op.setAttr(memory::kAlias, UnitAttr::get(&getContext()));
+    if (inPlace)
+      reuseInPlace(body, index, buffers);
 
     // Largest first, lowest non-conflicting offset.
     SmallVector<unsigned> order =
@@ -125,6 +188,8 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     int64_t peak = 0;
     for (unsigned i : order) {
       Buffer &buf = buffers[i];
+      if (buf.owner != i)
+        continue; // placed with its owner
       SmallVector<std::pair<int64_t, int64_t>> busy;
       for (unsigned j : placed) {
         const Buffer &other = buffers[j];
@@ -152,7 +217,8 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
       SmallVector<int64_t> offsets;
       for (Value result : op.getResults()) {
         auto it = index.find(result);
-        offsets.push_back(it == index.end() ? -1 : buffers[it->second].offset);
+        offsets.push_back(
+            it == index.end() ? -1 : buffers[buffers[it->second].owner].offset);
       }
       op.setAttr(memory::kOffsets, b.getDenseI64ArrayAttr(offsets));
       if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -165,8 +231,6 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
           return failure();
         call->setAttr(memory::kCalleeBase, b.getI64IntegerAttr(peak));
         total = std::max(total, peak + peaks[callee]);
-      } else if (op.getNumRegions() > 0) {
-        return op.emitError("memory planning handles no nested regions yet");
       }
     }
     peaks[func] = total;
