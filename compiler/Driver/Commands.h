@@ -10,6 +10,7 @@
 #ifndef DTC_COMPILER_DRIVER_COMMANDS_H
 #define DTC_COMPILER_DRIVER_COMMANDS_H
 
+#include "passes/MixedPrecision/Passes.h"
 #include "passes/Training/Passes.h"
 
 #include <cstdint>
@@ -94,8 +95,29 @@ struct CompileCommandOptions {
   int64_t globalBatch = 0;
   int64_t microBatch = 0;
   BuildTrainStepPassOptions training;
+  /// --recompute: none, full, selective or auto.
+  std::string recompute = "none";
+  /// --memory-limit in GiB: the bound on each rank's whole peak (0: none).
+  double memoryLimitGiB = 0;
+  /// --device-profile: a built-in profile's name or a JSON file; plan.json's
+  /// "predicted" figures use it.
+  std::string deviceProfile = "cpu";
+  /// False under --no-fuse: one kernel per op (the unfused baseline).
+  bool fuse = true;
+  /// --precision (fp32, bf16 or fp16) and the fp16 loss-scale defaults.
+  MixedPrecisionPassOptions precision{/*precision=*/"fp32"};
+  /// True if --loss-scale-init or --loss-scale-window was given.
+  bool lossScaleFlags = false;
 };
 int runCompileCommand(const CompileCommandOptions &options);
+
+struct CalibrateCommandOptions {
+  /// Where the profile JSON goes ("-": stdout).
+  std::string output = "-";
+  /// OpenMP threads to measure with (0: OpenMP's default).
+  int64_t threads = 0;
+};
+int runCalibrateCommand(const CalibrateCommandOptions &options);
 
 } // namespace mlir::dtc
 

@@ -7,7 +7,11 @@
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
 
+#include "passes/Analysis/CostModel.h"
+#include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
+#include "passes/MixedPrecision/Passes.h"
+#include "passes/Recompute/Passes.h"
 #include "passes/Training/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -17,6 +21,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -86,6 +92,38 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     return reportError("--micro-batch " + Twine(micro) +
                        " does not divide --global-batch " +
                        Twine(cmd.globalBatch));
+  if (cmd.recompute != "none" && cmd.recompute != "full" &&
+      cmd.recompute != "selective" && cmd.recompute != "auto")
+    return reportError("--recompute expects none, full, selective or auto, "
+                       "got '" +
+                       cmd.recompute + "'");
+  if (!(cmd.memoryLimitGiB >= 0) || cmd.memoryLimitGiB > double(1 << 30))
+    return reportError("--memory-limit expects a size in GiB (a positive "
+                       "number), got " +
+                       llvm::formatv("{0}", cmd.memoryLimitGiB).str());
+  if (cmd.recompute == "auto" && cmd.memoryLimitGiB == 0)
+    return reportError("--recompute auto needs --memory-limit GiB");
+  const MixedPrecisionPassOptions &precision = cmd.precision;
+  if (precision.precision != "fp32" && precision.precision != "bf16" &&
+      precision.precision != "fp16")
+    return reportError("--precision expects fp32, bf16 or fp16, got '" +
+                       precision.precision + "'");
+  if (cmd.lossScaleFlags && precision.precision != "fp16")
+    return reportError("--loss-scale-init and --loss-scale-window apply to "
+                       "--precision fp16 only (--precision " +
+                       precision.precision + " has no loss scaling)");
+  if (!(precision.lossScaleInit > 0) || !std::isfinite(precision.lossScaleInit))
+    return reportError("--loss-scale-init expects a positive number, got " +
+                       llvm::formatv("{0}", precision.lossScaleInit).str());
+  if (precision.lossScaleWindow < 1)
+    return reportError("--loss-scale-window expects a positive number of "
+                       "steps, got " +
+                       Twine(precision.lossScaleWindow));
+  std::string profileError;
+  FailureOr<DeviceProfile> profile =
+      loadDeviceProfile(cmd.deviceProfile, profileError);
+  if (failed(profile))
+    return reportError("--device-profile: " + profileError);
   ShapeOptions shapes = cmd.shapes;
   shapes.batch = micro;
   ImportOptions options;
@@ -103,10 +141,23 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   training.microBatches = cmd.globalBatch / micro;
   PassManager pm(&context);
   pm.addPass(createBuildTrainStepPass(training));
+  if (precision.precision != "fp32")
+    pm.addPass(createMixedPrecisionPass(precision));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createPlanMemoryPass());
+  RecomputePassOptions recompute;
+  recompute.mode = cmd.recompute;
+  recompute.memoryLimit = int64_t(cmd.memoryLimitGiB * double(1 << 30));
+  pm.addPass(createRecomputePass(recompute));
   if (failed(pm.run(**module)))
+    return 1;
+  // The unfused baseline: one kernel per op after clean-up.
+  int64_t kernelsBeforeFusion = countKernels(**module);
+  PassManager late(&context);
+  if (cmd.fuse)
+    late.addNestedPass<func::FuncOp>(createFusePass());
+  late.addPass(createPlanMemoryPass());
+  if (failed(late.run(**module)))
     return 1;
 
   if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
@@ -125,7 +176,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   int64_t kernels = countKernels(**module);
   std::string plan;
   llvm::raw_string_ostream planOs(plan);
-  planOs << llvm::formatv("{0:2}", buildPlanJson(**module, kernels, kernels))
+  planOs << llvm::formatv("{0:2}", buildPlanJson(**module, kernelsBeforeFusion,
+                                                 kernels, &*profile))
          << "\n";
   std::string ir;
   llvm::raw_string_ostream irOs(ir);

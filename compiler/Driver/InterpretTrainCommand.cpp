@@ -107,7 +107,7 @@ int mlir::dtc::runInterpretTrainCommand(
     argNames.push_back(name);
     argRoles.push_back(role);
     Tensor t = Tensor::zeros(type.getElementType(), type.getShape());
-    if (role == "parameter" || role == "state") {
+    if (role == "parameter" || role == "constant" || role == "state") {
       auto initial = step.getArgAttrOfType<ElementsAttr>(i, attrs::kInitial);
       if (!initial)
         return reportError("weights of '" + name + "' are absent");

@@ -4,6 +4,7 @@
 
 #include "compiler/Import/ONNX/ONNXImporter.h"
 #include "dialects/DTG/IR/DTGOps.h"
+#include "passes/Analysis/CostModel.h"
 #include "passes/Memory/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,57 +29,6 @@ static int64_t arenaOf(func::FuncOp f) {
   return a ? a.getInt() : 0;
 }
 
-/// FLOPs of a contraction or convolution (2 per multiply-add); 0 otherwise.
-static double modelFlops(Operation *op) {
-  auto resultElems = [&](unsigned i) {
-    return double(
-        cast<RankedTensorType>(op->getResult(i).getType()).getNumElements());
-  };
-  auto dim = [](Value v, int64_t d) {
-    auto t = cast<RankedTensorType>(v.getType());
-    return double(t.getDimSize(d < 0 ? t.getRank() + d : d));
-  };
-  if (auto mm = dyn_cast<dtg::MatMulOp>(op))
-    return 2 * resultElems(0) * dim(mm.getLhs(), -1);
-  if (auto gemm = dyn_cast<dtg::GemmOp>(op))
-    return 2 * resultElems(0) * dim(gemm.getA(), gemm.getTransA() ? 0 : 1);
-  auto kernelVolume = [](Value w) {
-    auto t = cast<RankedTensorType>(w.getType());
-    double v = double(t.getDimSize(1));
-    for (int64_t d = 2; d < t.getRank(); ++d)
-      v *= double(t.getDimSize(d));
-    return v;
-  };
-  if (auto conv = dyn_cast<dtg::ConvOp>(op))
-    return 2 * resultElems(0) * kernelVolume(conv.getWeight());
-  if (auto g = dyn_cast<dtg::ConvInputGradOp>(op))
-    return 2 *
-           double(cast<RankedTensorType>(g.getOperand(0).getType())
-                      .getNumElements()) *
-           kernelVolume(g.getOperand(1));
-  if (auto g = dyn_cast<dtg::ConvWeightGradOp>(op))
-    return 2 *
-           double(cast<RankedTensorType>(g.getOperand(0).getType())
-                      .getNumElements()) *
-           kernelVolume(g.getResult());
-  if (auto e = dyn_cast<dtg::EinsumOp>(op)) {
-    // Product of every letter's size, times 2 for more than one operand.
-    llvm::DenseMap<char, int64_t> sizes;
-    StringRef eq = e.getEquation();
-    SmallVector<StringRef> terms;
-    eq.split("->").first.split(terms, ',');
-    for (auto [term, v] : llvm::zip(terms, e.getInputs()))
-      for (auto [k, c] : llvm::enumerate(term))
-        sizes[c] = std::max(sizes[c],
-                            cast<RankedTensorType>(v.getType()).getDimSize(k));
-    double f = terms.size() > 1 ? 2 : 1;
-    for (auto &entry : sizes)
-      f *= double(entry.second);
-    return f;
-  }
-  return 0;
-}
-
 /// Sums `fn` over the ops of `func`, counting a call `count` times as its
 /// callee's sum.
 template <typename Fn> static double sumOps(func::FuncOp func, Fn fn) {
@@ -91,6 +41,29 @@ template <typename Fn> static double sumOps(func::FuncOp func, Fn fn) {
         total += sumOps(callee, fn);
       continue;
     }
+    if (auto fusion = dyn_cast<dtg::FusionOp>(op)) {
+      // A fused kernel does the work of the ops it holds.
+      for (Operation &inner : fusion.getBody().front().without_terminator())
+        total += fn(&inner);
+      continue;
+    }
+    total += fn(&op);
+  }
+  return total;
+}
+
+/// Sums `fn` over the ops of `func` as kernels: a call counts as its
+/// callee's sum, a dtg.fusion is one op (the cost model sums its region).
+template <typename Fn> static double sumKernelOps(func::FuncOp func, Fn fn) {
+  double total = 0;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (callee && !callee.isExternal())
+        total += sumKernelOps(callee, fn);
+      continue;
+    }
     total += fn(&op);
   }
   return total;
@@ -100,14 +73,27 @@ int64_t mlir::dtc::countKernels(ModuleOp module) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (!step)
     return 0;
-  return int64_t(sumOps(step, [](Operation *op) {
-    return isa<dtg::ConstantOp, dtg::ReshapeOp>(op) ? 0.0 : 1.0;
-  }));
+  // A dtg.fusion is one kernel (its ops are none); reshapes alias their
+  // operand and constants are static data.
+  std::function<int64_t(func::FuncOp)> count = [&](func::FuncOp func) {
+    int64_t n = 0;
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
+          n += count(callee);
+        continue;
+      }
+      n += isa<dtg::ConstantOp, dtg::ReshapeOp>(op) ? 0 : 1;
+    }
+    return n;
+  };
+  return count(step);
 }
 
 llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                                            int64_t kernelsBeforeFusion,
-                                           int64_t kernelsAfterFusion) {
+                                           int64_t kernelsAfterFusion,
+                                           const DeviceProfile *profile) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   auto micro = module.lookupSymbol<func::FuncOp>("micro_step");
   auto intAttr = [&](StringRef key) {
@@ -115,10 +101,13 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     return a ? a.getInt() : 0;
   };
   int64_t globalBatch = intAttr("dtc.global_batch");
+  // Set by dtc-mixed-precision; fp32 without it.
+  auto precisionAttr = module->getAttrOfType<StringAttr>("dtc.precision");
+  std::string precision = precisionAttr ? precisionAttr.str() : "fp32";
   int64_t microBatch = intAttr("dtc.micro_batch");
 
   int64_t params = 0, state = 0, opt = 0, inputs = 0, other = 0, results = 0,
-          gradients = 0, parametersTotal = 0;
+          gradients = 0, parametersTotal = 0, constants = 0;
   Array tensors;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     Type type = step.getArgument(i).getType();
@@ -130,6 +119,8 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
         gradients += bytes;
         parametersTotal += cast<RankedTensorType>(type).getNumElements();
       }
+    } else if (role == "constant") {
+      constants += bytes;
     } else if (role == "state") {
       state += bytes;
     } else if (role == "optimizer_state") {
@@ -150,7 +141,13 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   }
   for (Type t : step.getResultTypes())
     results += memory::byteSize(t);
-  int64_t arena = arenaOf(step), activations = arenaOf(micro);
+  // The forward-only step (--eval-data) shares the arguments and the arena.
+  auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
+  if (eval)
+    for (Type t : eval.getResultTypes())
+      results += memory::byteSize(t);
+  int64_t arena = std::max(arenaOf(step), arenaOf(eval)),
+          activations = arenaOf(micro);
   int64_t workspace = std::max<int64_t>(0, arena - activations - gradients);
 
   Array saved;
@@ -182,28 +179,66 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
       }
     }
 
-  double flops = sumOps(step, modelFlops);
-  double flopsAll = sumOps(step, [](Operation *op) {
-    double f = modelFlops(op);
-    if (f > 0 || isa<dtg::ConstantOp, dtg::ReshapeOp>(op))
-      return f;
-    double n = 0;
-    for (Type t : op->getResultTypes())
-      n += double(cast<RankedTensorType>(t).getNumElements());
-    return n;
+  // Model FLOPs leave out the forward ops that recompute replays (marked
+  // dtg.recompute, passes/Recompute); flops_per_step_all counts them.
+  double flops = sumKernelOps(step, [](Operation *op) {
+    if (op->hasAttr("dtg.recompute"))
+      return 0.0;
+    if (op->getNumRegions() == 0)
+      return estimateModelFlops(op);
+    // A fused kernel: its ops that recompute did not add.
+    double f = 0;
+    op->walk([&](Operation *inner) {
+      if (inner != op && inner->getNumRegions() == 0 &&
+          !inner->hasAttr("dtg.recompute"))
+        f += estimateModelFlops(inner);
+    });
+    return f;
   });
+  double flopsAll = sumKernelOps(
+      step, [](Operation *op) { return estimateOpCost(op).flops; });
+  DeviceProfile fallback;
+  if (!profile) {
+    std::string error;
+    fallback = *loadDeviceProfile("cpu", error);
+    profile = &fallback;
+  }
+  double stepTime = sumKernelOps(
+      step, [&](Operation *op) { return estimateOpSeconds(op, *profile); });
+  Object predicted{
+      {"device_profile", profile->name},
+      {"step_time_s", stepTime},
+      {"samples_per_s", stepTime > 0 ? double(globalBatch) / stepTime : 0.0},
+      {"mfu",
+       stepTime > 0 ? flops / stepTime / peakGemmFlopsFor(*profile, 32) : 0.0},
+      {"bubble_fraction", 0.0}};
 
-  Object memoryBytes{
-      {"parameters", params + state},
-      {"gradients", gradients},
-      {"optimizer_state", opt},
-      {"activations", activations},
-      {"saved_activations", savedBytes},
-      {"workspace", workspace},
-      {"inputs", inputs + other},
-      {"outputs", results},
-      {"arena", arena},
-      {"peak", params + state + opt + inputs + other + results + arena}};
+  // What passes/Recompute chose: its clones carry dtg.recompute.
+  auto recomputeMode = module->getAttrOfType<StringAttr>("dtc.recompute");
+  Object recompute{
+      {"mode", recomputeMode ? recomputeMode.getValue() : "none"},
+      {"recomputed_ops", sumOps(step,
+                                [](Operation *op) {
+                                  return op->hasAttr("dtg.recompute") ? 1.0
+                                                                      : 0.0;
+                                })},
+      {"recomputed_flops", sumOps(step, [](Operation *op) {
+         return op->hasAttr("dtg.recompute") ? estimateOpCost(op).flops : 0.0;
+       })}};
+
+  int64_t peak =
+      params + state + constants + opt + inputs + other + results + arena;
+  Object memoryBytes{{"parameters", params + state},
+                     {"gradients", gradients},
+                     {"optimizer_state", opt},
+                     {"constants", constants},
+                     {"activations", activations},
+                     {"saved_activations", savedBytes},
+                     {"workspace", workspace},
+                     {"inputs", inputs + other},
+                     {"outputs", results},
+                     {"arena", arena},
+                     {"peak", peak}};
   Object rank{{"rank", 0},
               {"coords", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}},
               {"stage", 0},
@@ -211,7 +246,7 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
               {"saved_activations", std::move(saved)},
               {"comm_bytes_per_step", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}}};
   return Object{{"mesh", Object{{"dp", 1}, {"tp", 1}, {"pp", 1}}},
-                {"precision", "fp32"},
+                {"precision", precision},
                 {"zero", 0},
                 {"schedule", "none"},
                 {"global_batch", globalBatch},
@@ -220,6 +255,8 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                 {"parameters_total", parametersTotal},
                 {"flops_per_step", flops},
                 {"flops_per_step_all", flopsAll},
+                {"recompute", std::move(recompute)},
+                {"predicted", std::move(predicted)},
                 {"ranks", Array{std::move(rank)}},
                 {"kernels", Object{{"before_fusion", kernelsBeforeFusion},
                                    {"after_fusion", kernelsAfterFusion}}},

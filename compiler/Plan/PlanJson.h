@@ -4,6 +4,8 @@
 #ifndef DTC_COMPILER_PLAN_PLANJSON_H
 #define DTC_COMPILER_PLAN_PLANJSON_H
 
+#include "passes/Analysis/CostModel.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
 
@@ -13,9 +15,11 @@ namespace mlir::dtc {
 /// planned, in the schema of DESIGN.md ("mesh", "ranks" with "memory_bytes"
 /// and "saved_activations", "kernels", "flops_per_step", "tensors", ...).
 /// `kernelsBeforeFusion` and `kernelsAfterFusion` count kernel launches of
-/// one step.
+/// one step. "predicted" (step time, samples/s, MFU) comes from the per-op
+/// roofline on `profile` (nullptr: the built-in `cpu` profile).
 llvm::json::Value buildPlanJson(ModuleOp module, int64_t kernelsBeforeFusion,
-                                int64_t kernelsAfterFusion);
+                                int64_t kernelsAfterFusion,
+                                const DeviceProfile *profile = nullptr);
 
 /// Kernel launches of one step of @train_step: one per op that is neither a
 /// constant nor an alias, calls counted through.

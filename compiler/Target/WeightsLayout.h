@@ -2,8 +2,9 @@
 //-*-===//
 //
 // OUTDIR/weights.bin holds the initial value of every step argument that has
-// one (parameters and state), raw little-endian, each at a 64-byte aligned
-// offset, in argument order. The generated descriptors name the offsets.
+// one (parameters, constants and state), raw little-endian, each at a 64-byte
+// aligned offset, in argument order. The generated descriptors name the
+// offsets.
 //
 //===----------------------------------------------------------------------===//
 

@@ -18,7 +18,16 @@ semantics (see /work/shared/DESIGN.md and REFERENCE.md):
 - torch.optim.SGD or torch.optim.AdamW, the learning rate of optimizer step k
   set before the step from warmup + constant/linear/cosine (REFERENCE.md);
   optional global-norm clipping with torch.nn.utils.clip_grad_norm_;
-- model.train() throughout (the examples' dropout has p = 0).
+- model.train() throughout (the examples' dropout has p = 0), except for
+  the eval loss.
+
+With --eval-data-dir, the eval loss (what OUTDIR/train --eval-data logs as
+eval_loss) after every --eval-every steps (default: after the last): under
+model.eval() (BatchNorm normalizes with its running statistics) and
+torch.no_grad(), over floor(N / B) global batches of the held-out samples in
+order (a remainder that does not fill a batch is left out, as dtc does), the
+sum of each batch's mean loss times its counted targets over the total count:
+reduction='mean' over those samples.
 
 Written into --out:
   losses.npy      float64 [steps], the loss of each step
@@ -33,7 +42,10 @@ Written into --out:
   params_final/NAME.npy every initializer that training changes (trainable
                   parameters and BatchNorm running statistics) after the
                   last step
-  log.jsonl       one {"step", "loss", "lr", "grad_norm"} object per step
+  log.jsonl       one {"step", "loss", "lr", "grad_norm"} object per step,
+                  with "eval_loss" at the steps evaluated
+  eval_losses.npy float64 [E, 2], (step, eval loss) per evaluation (with
+                  --eval-data-dir)
   reference.json  the settings of the run and the trainable parameters
 
 The initial weights are read from model.onnx's initializers (so they are the
@@ -65,6 +77,8 @@ EXAMPLES = ("mlp", "gpt", "cnn")
 SCHEDULES = ("constant", "linear", "cosine")
 #: Where make_example.py writes training data and references under --out.
 TRAIN_DATA_DIR = "train"
+#: Where make_example.py --eval-data writes the held-out data under --out.
+EVAL_DATA_DIR = "eval"
 
 
 class ReferenceError(Exception):
@@ -141,7 +155,7 @@ class Settings:
                  nesterov=False, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=None, clip_norm=0.0, lr_schedule="constant",
                  warmup=0, total_steps=0, min_lr=0.0, freeze=(),
-                 no_decay=(), dtype="float32"):
+                 no_decay=(), dtype="float32", eval_every=0):
         self.steps = steps
         self.global_batch = global_batch
         self.micro_batches = micro_batches
@@ -163,6 +177,7 @@ class Settings:
         self.freeze = list(freeze)
         self.no_decay = list(no_decay)
         self.dtype = dtype
+        self.eval_every = eval_every
 
     def validate(self):
         if self.steps < 1:
@@ -199,6 +214,8 @@ class Settings:
                                  "--dampening 0 (as torch.optim.SGD)")
         if self.dtype not in ("float32", "float64"):
             raise ReferenceError("--dtype must be float32 or float64")
+        if self.eval_every < 0:
+            raise ReferenceError("--eval-every must not be negative")
 
     def as_dict(self):
         return dict(vars(self))
@@ -381,10 +398,39 @@ def _make_optimizer(settings, params, names):
                              eps=settings.eps)
 
 
-def train(spec, model, names, arrays, settings):
+def eval_loss(spec, model, arrays, batch, dtype):
+    """The loss over held-out `arrays` in eval mode: floor(N / batch) batches
+    in order, each batch's mean loss weighted by its counted targets, over
+    the total count (reduction='mean' over those samples)."""
+    batches = arrays[0].shape[0] // batch
+    if batches == 0:
+        raise ReferenceError("the eval data (%d samples) do not fill one "
+                             "global batch (%d)" % (arrays[0].shape[0],
+                                                    batch))
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    try:
+        with torch.no_grad():
+            for b in range(batches):
+                inputs = [t.to(dtype) if t.is_floating_point() else t
+                          for t in _batch(arrays, b * batch, batch)]
+                c = counted(spec, inputs)
+                if c == 0:
+                    continue
+                _, loss = model(*inputs)
+                total += loss.double().item() * c
+                count += c
+    finally:
+        model.train(was_training)
+    return total / count if count else float("nan")
+
+
+def train(spec, model, names, arrays, settings, eval_arrays=None):
     """Runs the steps; returns a dict of the results (see the module's
     docstring): losses, lrs, grad_norms (lists of floats), grads_step1 and
-    params_final (name -> numpy array), trainable (names in order)."""
+    params_final (name -> numpy array), trainable (names in order), and
+    eval_losses ((step, loss) pairs, with `eval_arrays`)."""
     settings.validate()
     dtype = torch.float64 if settings.dtype == "float64" else torch.float32
     model.to(dtype)
@@ -404,6 +450,7 @@ def train(spec, model, names, arrays, settings):
     B, M = settings.global_batch, settings.micro_batches
     b = B // M
     losses, lrs, norms = [], [], []
+    eval_losses = []
     grads_step1 = {}
     for k in range(1, settings.steps + 1):
         lr = scheduled_lr(settings.lr, k, settings.warmup,
@@ -454,6 +501,11 @@ def train(spec, model, names, arrays, settings):
         losses.append(float(step_loss))
         lrs.append(float(lr))
         norms.append(norm)
+        if eval_arrays is not None and (
+                (settings.eval_every > 0 and k % settings.eval_every == 0) or
+                (settings.eval_every == 0 and k == settings.steps)):
+            eval_losses.append((k, eval_loss(spec, model, eval_arrays, B,
+                                              dtype)))
 
     params_final = {names[p]: p.detach().numpy().copy() for p in params}
     buffers = dict(model.named_buffers())
@@ -461,7 +513,8 @@ def train(spec, model, names, arrays, settings):
         params_final[name] = buffers[name].detach().numpy().copy()
     return {"losses": losses, "lrs": lrs, "grad_norms": norms,
             "grads_step1": grads_step1, "params_final": params_final,
-            "trainable": [names[p] for p in params]}
+            "trainable": [names[p] for p in params],
+            "eval_losses": eval_losses}
 
 
 def write_results(out, results, meta):
@@ -476,11 +529,18 @@ def write_results(out, results, meta):
         for name, value in results[key].items():
             np.save(os.path.join(directory, name + ".npy"), value,
                     allow_pickle=False)
+    evals = dict(results.get("eval_losses", []))
+    if evals:
+        np.save(os.path.join(out, "eval_losses.npy"),
+                np.asarray(sorted(evals.items()), dtype=np.float64),
+                allow_pickle=False)
     with open(os.path.join(out, "log.jsonl"), "w") as f:
         for k, (loss, lr, norm) in enumerate(zip(
                 results["losses"], results["lrs"], results["grad_norms"])):
-            f.write(json.dumps({"step": k + 1, "loss": loss, "lr": lr,
-                                "grad_norm": norm}) + "\n")
+            line = {"step": k + 1, "loss": loss, "lr": lr, "grad_norm": norm}
+            if k + 1 in evals:
+                line["eval_loss"] = evals[k + 1]
+            f.write(json.dumps(line) + "\n")
     meta = dict(meta)
     meta["trainable"] = results["trainable"]
     with open(os.path.join(out, "reference.json"), "w") as f:
@@ -488,10 +548,11 @@ def write_results(out, results, meta):
         f.write("\n")
 
 
-def run(example, model_dir, data_dir, out, settings):
+def run(example, model_dir, data_dir, out, settings, eval_dir=None):
     """Trains `example` (a name in EXAMPLES) from model_dir/model.onnx on the
-    .npy files of data_dir and writes the results into `out`; returns them.
-    Raises ReferenceError on a mistake in the settings or the files."""
+    .npy files of data_dir (evaluating on those of eval_dir, if given) and
+    writes the results into `out`; returns them. Raises ReferenceError on a
+    mistake in the settings or the files."""
     spec = load_example(example)
     _check_spec(spec, "examples/%s/make_example.py" % example)
     if settings.global_batch is None:
@@ -500,8 +561,12 @@ def run(example, model_dir, data_dir, out, settings):
     torch.set_num_threads(1)
     model, names, onnx_model = load_model(spec, model_dir)
     arrays = load_data(spec, data_dir, onnx_model)
-    results = train(spec, model, names, arrays, settings)
+    eval_arrays = None
+    if eval_dir is not None:
+        eval_arrays = load_data(spec, eval_dir, onnx_model)
+    results = train(spec, model, names, arrays, settings, eval_arrays)
     meta = {"example": example, "model_dir": model_dir, "data_dir": data_dir,
+            "eval_dir": eval_dir,
             "samples": int(arrays[0].shape[0]),
             "torch": torch.__version__}
     meta.update(settings.as_dict())
@@ -529,6 +594,19 @@ def write_train_data(spec, directory, samples, seed):
                 tensor.detach().numpy(), allow_pickle=False)
 
 
+def write_eval_data(spec, directory, samples, train_samples, seed):
+    """Writes `samples` held-out samples into directory/NAME.npy: the last
+    ones of make_train_data(train_samples + samples) with the training data's
+    seed, so the task (the classes' prototypes, the Markov chain) is the
+    training data's and the samples are drawn after them."""
+    generator = torch.Generator().manual_seed(7919 * (seed + 1) + 104729)
+    tensors = spec.make_train_data(train_samples + samples, generator)
+    os.makedirs(directory, exist_ok=True)
+    for name, tensor in zip(spec.EXAMPLE.input_names, tensors):
+        np.save(os.path.join(directory, name + ".npy"),
+                tensor[train_samples:].detach().numpy(), allow_pickle=False)
+
+
 def _training_parser():
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     group = parser.add_argument_group(
@@ -538,6 +616,10 @@ def _training_parser():
         help="also write N samples of training data into OUT/%s/NAME.npy "
         "(NAME the ONNX inputs; depends only on --seed and N)" %
         TRAIN_DATA_DIR)
+    group.add_argument(
+        "--eval-data", type=int, metavar="N",
+        help="also write N held-out samples into OUT/%s/NAME.npy (the "
+        "training data's task, drawn after its samples)" % EVAL_DATA_DIR)
     group.add_argument(
         "--reference-training", action="store_true",
         help="also train the export in PyTorch on that data (%d samples "
@@ -599,13 +681,20 @@ def example_main(spec, argv=None):
     if own.train_data is not None and own.train_data < 1:
         sys.exit("%s: error: --train-data must be positive, got %d" %
                  (prog, own.train_data))
+    if own.eval_data is not None and own.eval_data < 1:
+        sys.exit("%s: error: --eval-data must be positive, got %d" %
+                 (prog, own.eval_data))
     export.main(spec.EXAMPLE, rest)
-    if own.train_data is None and not own.reference_training:
+    if own.train_data is None and own.eval_data is None and \
+            not own.reference_training:
         return
     args = _export_args(rest)
     samples = own.train_data or DEFAULT_TRAIN_SAMPLES
     data_dir = os.path.join(args.out, TRAIN_DATA_DIR)
     write_train_data(spec, data_dir, samples, args.seed)
+    if own.eval_data is not None:
+        write_eval_data(spec, os.path.join(args.out, EVAL_DATA_DIR),
+                        own.eval_data, samples, args.seed)
     if not own.reference_training:
         return
     model_dir = args.out
@@ -696,6 +785,12 @@ def _parse_args(argv):
     parser.add_argument("--warmup", type=int, default=0)
     parser.add_argument("--total-steps", type=int, default=0)
     parser.add_argument("--min-lr", type=float, default=0.0)
+    parser.add_argument("--eval-data-dir",
+                        help="folder of held-out data, one NAME.npy per ONNX "
+                        "input: also compute the eval loss")
+    parser.add_argument("--eval-every", type=int, default=0, metavar="N",
+                        help="evaluate after every N steps (default: after "
+                        "the last)")
     parser.add_argument("--dtype", choices=("float32", "float64"),
                         default="float32",
                         help="arithmetic of the reference (default float32, "
@@ -720,7 +815,8 @@ def _parse_args(argv):
         lr_schedule=args.lr_schedule, warmup=args.warmup,
         total_steps=args.total_steps, min_lr=args.min_lr,
         freeze=[p for ps in args.freeze for p in ps],
-        no_decay=[p for ps in args.no_decay for p in ps], dtype=args.dtype)
+        no_decay=[p for ps in args.no_decay for p in ps], dtype=args.dtype,
+        eval_every=args.eval_every)
     return args, settings
 
 
@@ -728,7 +824,7 @@ def main(argv=None):
     args, settings = _parse_args(argv)
     try:
         results = run(args.example, args.model_dir, args.data_dir, args.out,
-                      settings)
+                      settings, args.eval_data_dir)
     except ReferenceError as e:
         sys.exit("%s: error: %s" % (os.path.basename(sys.argv[0]), e))
     losses = results["losses"]

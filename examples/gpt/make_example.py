@@ -2,9 +2,12 @@
 """Exports the GPT example (tokens [B, 16] int64, targets [B, 16] int64 ->
 logits [B, 16, 64], loss []) with PyTorch's reference outputs, and with
 --train-data and --reference-training its training data and PyTorch's
-reference training (../common/train_reference.py). Run with --help for the
+reference training (../common/train_reference.py). --vocab, --seq, --hidden,
+--heads and --layers change the model's size (the defaults are the tiny
+example above; test/bench/ exports a larger one). Run with --help for the
 options."""
 
+import argparse
 import os
 import sys
 
@@ -18,8 +21,49 @@ import torch  # noqa: E402
 import export  # noqa: E402
 from model import GPT, GPTConfig  # noqa: E402
 
-CONFIG = GPTConfig(vocab_size=64, block_size=16, n_layer=8, n_head=8,
-                   n_embd=32, dropout=0.0)
+#: The example's sizes; --vocab, --seq, --hidden, --heads and --layers (or
+#: `configure`) replace them.
+DEFAULT_SIZES = dict(vocab=64, seq=16, hidden=32, heads=8, layers=8)
+
+
+def configure(**sizes):
+    """Sets the model's sizes (CONFIG, which the model, the export's data and
+    the training data all read) from DEFAULT_SIZES updated with `sizes`;
+    raises ValueError on sizes the GPT cannot take."""
+    global CONFIG
+    unknown = set(sizes) - set(DEFAULT_SIZES)
+    if unknown:
+        raise ValueError("unknown size %s (one of %s)" % (
+            ", ".join(sorted(unknown)), ", ".join(DEFAULT_SIZES)))
+    sizes = dict(DEFAULT_SIZES, **sizes)
+    for name, value in sizes.items():
+        if not isinstance(value, int) or value < 1:
+            raise ValueError("--%s must be a positive integer, got %r" %
+                             (name, value))
+    if sizes["hidden"] % sizes["heads"]:
+        raise ValueError("--heads %d does not divide --hidden %d" %
+                         (sizes["heads"], sizes["hidden"]))
+    CONFIG = GPTConfig(vocab_size=sizes["vocab"], block_size=sizes["seq"],
+                       n_layer=sizes["layers"], n_head=sizes["heads"],
+                       n_embd=sizes["hidden"], dropout=0.0)
+
+
+CONFIG = None
+configure()
+
+
+def _size_parser():
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    group = parser.add_argument_group(
+        "model size (the defaults are the example's)")
+    helps = dict(vocab="vocabulary size", seq="context length (tokens per "
+                 "sample)", hidden="hidden size", heads="attention heads "
+                 "(dividing --hidden)", layers="transformer blocks")
+    for name, default in DEFAULT_SIZES.items():
+        group.add_argument("--" + name, type=int, default=default,
+                           metavar="N", help="%s (default %d)" %
+                           (helps[name], default))
+    return parser
 
 
 def _pad_targets(targets, pads=None):
@@ -77,7 +121,24 @@ REFERENCE_TRAINING = {
     "adamw": dict(lr=3e-3),
 }
 
-if __name__ == "__main__":
-    import train_reference  # noqa: E402
 
-    train_reference.example_main(sys.modules[__name__])
+def main(argv=None):
+    """Reads the size options, then hands the rest to the shared export and
+    training-data options (train_reference.example_main)."""
+    import train_reference
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _size_parser()
+    sizes, rest = parser.parse_known_args(argv)
+    try:
+        configure(**vars(sizes))
+    except ValueError as e:
+        sys.exit("%s: error: %s" % (os.path.basename(sys.argv[0]), e))
+    train_reference.example_main(sys.modules[__name__], rest)
+    if "-h" in rest or "--help" in rest:
+        print()
+        print(parser.format_help().split("\n", 2)[2].strip("\n"))
+
+
+if __name__ == "__main__":
+    main()

@@ -84,10 +84,19 @@ struct BuildTrainStepPass
   std::pair<Value, Value> lossSumAndCount(GradientBuilder &b, Value loss);
   FailureOr<func::FuncOp> buildMicroStep(func::FuncOp main);
   LogicalResult buildTrainStep(func::FuncOp main, func::FuncOp micro);
+  FailureOr<func::FuncOp> buildEvalMicroStep(func::FuncOp main);
+  LogicalResult buildEvalStep(func::FuncOp main, func::FuncOp train);
   SmallVector<Hyper> hyperparameters();
 
   /// Indices (in @main's arguments) of trainable parameters and of state.
   SmallVector<unsigned> trainable, state;
+  /// Indices (in @main's arguments) of initializers without a gradient path
+  /// to the loss: role "constant" in the steps.
+  llvm::DenseSet<unsigned> constants;
+  /// For each argument of @main but the data inputs, the @train_step
+  /// argument that holds it; for each data input, the one holding its
+  /// global batch.
+  llvm::DenseMap<unsigned, unsigned> trainArg;
   /// For each state argument, the @micro_step value that replaces it.
   SmallVector<unsigned> stateResults;
 };
@@ -264,18 +273,22 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   GradientBuilder b(builder, loc);
   auto [sum, count] = lossSumAndCount(b, *lossValue);
 
-  // Trainable: float parameters the loss depends on, minus --freeze.
+  // Candidates: every float initializer, frozen or not (a frozen one is
+  // still a parameter if the loss depends on it; one without a gradient path
+  // is a constant, frozen or not).
+  SmallVector<unsigned> candidates;
   SmallVector<Value> wrt;
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     StringRef role = argString(main, i, kRole);
-    StringRef name = argString(main, i, kName);
     if (role == "state")
       state.push_back(i);
-    if (role != "parameter" ||
-        !isDifferentiable(main.getArgument(i).getType()) ||
-        matchesAny(name, freeze))
+    if (role != "parameter")
       continue;
-    trainable.push_back(i);
+    if (!isDifferentiable(main.getArgument(i).getType())) {
+      constants.insert(i);
+      continue;
+    }
+    candidates.push_back(i);
     wrt.push_back(body.getArgument(i));
   }
   llvm::DenseSet<Operation *> forward;
@@ -289,23 +302,28 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   for (Operation &op : body)
     if (!forward.contains(&op))
       op.setAttr(kBackward, UnitAttr::get(ctx));
-  // Drop parameters the loss does not depend on (their gradient is a zero
-  // constant): they are not trained.
-  SmallVector<unsigned> kept;
+  // Parameters the loss does not depend on (their gradient is a zero
+  // constant) are constants; of the others, the frozen ones stay parameters
+  // but are not trained.
   SmallVector<Value> keptGrads;
-  for (auto [index, g] : llvm::zip(trainable, *grads)) {
+  for (auto [index, g] : llvm::zip(candidates, *grads)) {
     auto constant = g.getDefiningOp<dtg::ConstantOp>();
     auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())
                           : SplatElementsAttr();
-    if (splat && splat.getSplatValue<APFloat>().isZero())
+    if (splat && splat.getSplatValue<APFloat>().isZero()) {
+      constants.insert(index);
       continue;
-    kept.push_back(index);
+    }
+    if (matchesAny(argString(main, index, kName), freeze))
+      continue;
+    trainable.push_back(index);
     keptGrads.push_back(g);
   }
-  trainable = kept;
   if (trainable.empty())
     return emitError(loc, "no parameter is trainable: the loss depends on none "
                           "(or all are frozen)");
+  for (unsigned i : constants)
+    micro.setArgAttr(i, kRole, StringAttr::get(ctx, "constant"));
 
   // New state: the running statistics a batch_norm_training computes.
   SmallVector<Value> newState;
@@ -326,11 +344,129 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   llvm::append_range(results, newState);
   builder.create<func::ReturnOp>(loc, results);
   ret.erase();
+  // The gradients of frozen parameters were built only to find their
+  // gradient path: drop the reverse sweep nothing reads.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (op.hasAttr(kBackward) && op.use_empty())
+      op.erase();
   micro.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
                                           ValueRange(results).getTypes()));
   micro.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   micro.setPrivate();
   return micro;
+}
+
+/// @eval_micro_step(parameters, constants, state, micro-batch inputs): the
+/// forward in eval mode (as PyTorch's model.eval()) and the loss as a sum and
+/// a count, as @micro_step computes them. Training-mode ops take their eval
+/// form: dtg.dropout is the identity (an all-true mask), and
+/// dtg.batch_norm_training normalizes with the running statistics and
+/// leaves them unchanged (dtg.batch_norm_inference). A model exported in
+/// eval mode has neither, and is evaluated as exported.
+FailureOr<func::FuncOp>
+BuildTrainStepPass::buildEvalMicroStep(func::FuncOp main) {
+  MLIRContext *ctx = &getContext();
+  Location loc = main.getLoc();
+  func::FuncOp eval = main.clone();
+  eval.setSymName("eval_micro_step");
+  getOperation().push_back(eval);
+  Block &body = eval.getBody().front();
+  FailureOr<Value> lossValue = findLoss(eval, loc);
+  if (failed(lossValue))
+    return failure();
+
+  SmallVector<Operation *> training;
+  eval.walk([&](Operation *op) {
+    if (isa<dtg::DropoutOp, dtg::BatchNormTrainingOp>(op))
+      training.push_back(op);
+  });
+  for (Operation *op : training) {
+    OpBuilder builder(op);
+    GradientBuilder b(builder, op->getLoc());
+    if (auto dropout = dyn_cast<dtg::DropoutOp>(op)) {
+      dropout.getResult().replaceAllUsesWith(dropout.getOperand());
+      if (!dropout.getMask().use_empty())
+        dropout.getMask().replaceAllUsesWith(
+            b.splat(tensorType(dropout.getMask()), 1.0));
+    } else {
+      auto bn = cast<dtg::BatchNormTrainingOp>(op);
+      Value y = builder.create<dtg::BatchNormInferenceOp>(
+          bn.getLoc(), bn.getInput(), bn.getScale(), bn.getBias(),
+          bn.getRunningMean(), bn.getRunningVar(), bn.getEpsilonAttr());
+      bn.getResult().replaceAllUsesWith(y);
+      bn.getNewRunningMean().replaceAllUsesWith(bn.getRunningMean());
+      bn.getNewRunningVar().replaceAllUsesWith(bn.getRunningVar());
+    }
+    op->erase();
+  }
+
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder builder(ret);
+  GradientBuilder b(builder, loc);
+  auto [sum, count] = lossSumAndCount(b, *lossValue);
+  builder.create<func::ReturnOp>(loc, ValueRange{sum, count});
+  ret.erase();
+  eval.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
+                                         {sum.getType(), count.getType()}));
+  eval.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  for (unsigned i : constants)
+    eval.setArgAttr(i, kRole, StringAttr::get(ctx, "constant"));
+  eval.setPrivate();
+  return eval;
+}
+
+/// @eval_step: the arguments of @train_step; calls @eval_micro_step once per
+/// micro-batch and returns the loss sum and count over the global batch
+/// (metrics loss_sum and loss_count), so that the runtime's eval loss over
+/// many batches is their total sum over their total count: PyTorch's
+/// reduction='mean' over the eval set.
+LogicalResult BuildTrainStepPass::buildEvalStep(func::FuncOp main,
+                                                func::FuncOp train) {
+  MLIRContext *ctx = &getContext();
+  Location loc = main.getLoc();
+  FailureOr<func::FuncOp> micro = buildEvalMicroStep(main);
+  if (failed(micro))
+    return failure();
+  auto func = func::FuncOp::create(
+      loc, "eval_step", FunctionType::get(ctx, train.getArgumentTypes(), {}));
+  getOperation().push_back(func);
+  Block *body = func.addEntryBlock();
+  OpBuilder builder = OpBuilder::atBlockBegin(body);
+  GradientBuilder b(builder, loc);
+  Value sum, count;
+  for (int64_t k = 0; k < microBatches; ++k) {
+    SmallVector<Value> operands;
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      Value arg = body->getArgument(trainArg.lookup(i));
+      if (argString(main, i, kRole) != "input") {
+        operands.push_back(arg);
+        continue;
+      }
+      auto microType = tensorType(main.getArgument(i));
+      int64_t rows = microType.getDimSize(0);
+      SmallVector<int64_t> starts(microType.getRank(), 0),
+          limits(microType.getShape()), steps(microType.getRank(), 1);
+      starts[0] = k * rows;
+      limits[0] = (k + 1) * rows;
+      operands.push_back(b.create<dtg::SliceOp>(arg, starts, limits, steps));
+    }
+    auto call = builder.create<func::CallOp>(loc, *micro, operands);
+    sum =
+        sum ? b.create<dtg::AddOp>(sum, call.getResult(0)) : call.getResult(0);
+    count = count ? b.create<dtg::AddOp>(count, call.getResult(1))
+                  : call.getResult(1);
+  }
+  builder.create<func::ReturnOp>(loc, ValueRange{sum, count});
+  Signature out;
+  out.add(ctx, sum.getType(), "loss_sum", "metric");
+  out.add(ctx, count.getType(), "loss_count", "metric");
+  func.setFunctionType(
+      FunctionType::get(ctx, train.getArgumentTypes(), out.types));
+  SmallVector<DictionaryAttr> argAttrs;
+  train.getAllArgAttrs(argAttrs);
+  func.setAllArgAttrs(argAttrs);
+  func.setAllResultAttrs(out.attrs);
+  return success();
 }
 
 SmallVector<Hyper> BuildTrainStepPass::hyperparameters() {
@@ -378,7 +514,8 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
       continue;
     }
     params.push_back(i);
-    in.add(ctx, type, argString(main, i, kName), role);
+    in.add(ctx, type, argString(main, i, kName),
+           constants.contains(i) ? StringRef("constant") : role);
     if (auto initial = main.getArgAttr(i, "dtg.initial"))
       in.attrs.back() = [&] {
         NamedAttrList list(in.attrs.back());
@@ -426,15 +563,19 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   // Named views of the arguments.
   unsigned cursor = 0;
   llvm::DenseMap<unsigned, Value> paramArg;
-  for (unsigned i : params)
+  for (unsigned i : params) {
+    trainArg[i] = cursor;
     paramArg[i] = body->getArgument(cursor++);
+  }
   llvm::DenseMap<unsigned, SmallVector<Value>> optState;
   for (unsigned i : trainable)
     for (size_t k = 0; k < stateSuffixes.size(); ++k)
       optState[i].push_back(body->getArgument(cursor++));
   SmallVector<Value> batch;
-  for (size_t k = 0; k < inputs.size(); ++k)
+  for (unsigned i : inputs) {
+    trainArg[i] = cursor;
     batch.push_back(body->getArgument(cursor++));
+  }
   llvm::StringMap<Value> hyper;
   for (const Hyper &h : hypers)
     hyper[h.name] = body->getArgument(cursor++);
@@ -582,8 +723,11 @@ LogicalResult BuildTrainStepPass::build() {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main to train");
-  if (module.lookupSymbol("train_step") || module.lookupSymbol("micro_step"))
-    return module.emitError("the module already has a training step");
+  for (StringRef name :
+       {"train_step", "micro_step", "eval_step", "eval_micro_step"})
+    if (module.lookupSymbol(name))
+      return module.emitError("the module already has a training step (@")
+             << name << ")";
   if (optimizer != "sgd" && optimizer != "adamw")
     return main.emitError("--optimizer must be sgd or adamw, got '")
            << optimizer << "'";
@@ -604,6 +748,9 @@ LogicalResult BuildTrainStepPass::build() {
   if (failed(micro))
     return failure();
   if (failed(buildTrainStep(main, *micro)))
+    return failure();
+  if (failed(
+          buildEvalStep(main, module.lookupSymbol<func::FuncOp>("train_step"))))
     return failure();
   // Batch sizes, for the runtime's descriptors and the plan.
   Builder b(&getContext());

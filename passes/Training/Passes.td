@@ -54,13 +54,25 @@ def BuildTrainStepPass : Pass<"dtc-build-train-step", "ModuleOp"> {
       schedules the learning rate and applies SGD or AdamW exactly as
       torch.optim does. It returns the new trainable parameters, state and
       optimizer state, then the loss, the learning rate and the gradient
-      norm (before clipping).
+      norm (before clipping);
+    - `@eval_micro_step(parameters, constants, state, micro-batch inputs)`:
+      the forward in eval mode, as PyTorch's `model.eval()` (dropout is the
+      identity, BatchNorm normalizes with the running statistics and leaves
+      them unchanged; a model exported in eval mode is evaluated as
+      exported), returning the loss sum and count;
+    - `@eval_step`, with the arguments of `@train_step`, which calls it once
+      per micro-batch and returns the metrics `loss_sum` and `loss_count`
+      over the global batch (the runtime's eval loss is their total sum
+      over their total count: `reduction='mean'` over the eval set). It
+      changes nothing.
 
     The loss is `loss-output` (an output of @main), or the single scalar
     float output, or one appended by `loss` (cross_entropy over the last axis
     of `logits` with integer `labels`, ignore index -100; or mse). Trainable
-    parameters are the float `parameter` arguments the loss depends on, minus
-    `freeze`. Hyperparameters are arguments with `dtg.role = "hyper"` and
+    parameters are the float `parameter` arguments of @main with a gradient
+    path to the loss, minus `freeze` (frozen ones keep the role
+    `parameter`); the others (a causal mask) get the role `constant` in the
+    steps: loaded with the weights, never updated. Hyperparameters are arguments with `dtg.role = "hyper"` and
     their compiled-in default in `dtg.default`, so the runtime can override
     them without recompiling. Every argument and result carries `dtg.name`
     and `dtg.role`.

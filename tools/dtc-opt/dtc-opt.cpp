@@ -8,7 +8,10 @@
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/Dist/IR/DistOps.h"
 #include "passes/Cleanup/Passes.h"
+#include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
+#include "passes/MixedPrecision/Passes.h"
+#include "passes/Recompute/Passes.h"
 #include "passes/Training/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,6 +32,9 @@ int main(int argc, char **argv) {
   mlir::dtc::registerCleanupPasses();
   mlir::dtc::registerTrainingPasses();
   mlir::dtc::registerMemoryPasses();
+  mlir::dtc::registerMixedPrecisionPasses();
+  mlir::dtc::registerFusionPasses();
+  mlir::dtc::registerRecomputePasses();
   mlir::dtc::registerPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "dtc pass driver\n", registry));

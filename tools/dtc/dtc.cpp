@@ -30,6 +30,9 @@ static cl::SubCommand interpretTrainCmd(
     "reference interpreter (the oracle of compiled training)");
 static cl::SubCommand
     compileCmd("compile", "Compile a model's training step into OUTDIR/train");
+static cl::SubCommand
+    calibrateCmd("calibrate",
+                 "Measure this machine into a device profile (JSON)");
 
 // import / interpret
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.onnx"),
@@ -83,6 +86,54 @@ static cl::opt<bool> returnGradients(
              "--dump-gradients DIR` can write them (for checking against "
              "PyTorch)"),
     cl::Hidden, cl::sub(compileCmd));
+static cl::opt<std::string> recomputeOpt(
+    "recompute",
+    cl::desc("Which forward values the backward recomputes: none, full (per "
+             "layer), selective (attention scores, elementwise chains) or "
+             "auto (the least recompute under --memory-limit)"),
+    cl::value_desc("MODE"), cl::init("none"), cl::sub(compileCmd));
+static cl::opt<double> memoryLimitOpt(
+    "memory-limit",
+    cl::desc("GiB each rank's whole peak may take; a plan over it fails"),
+    cl::value_desc("GiB"), cl::init(0), cl::sub(compileCmd));
+static cl::opt<std::string> deviceProfileOpt(
+    "device-profile",
+    cl::desc("Device profile of plan.json's predictions: cpu, a100-40g, "
+             "a100-80g, h100-sxm, h200, or a JSON file (dtc calibrate)"),
+    cl::value_desc("NAME|FILE"), cl::init("cpu"), cl::sub(compileCmd));
+static cl::opt<std::string>
+    precisionOpt("precision",
+                 cl::desc("Step precision: fp32, bf16 or fp16 (16-bit matrix "
+                          "products and elementwise ops, fp32 master weights; "
+                          "fp16 with dynamic loss scaling)"),
+                 cl::value_desc("fp32|bf16|fp16"), cl::init("fp32"),
+                 cl::sub(compileCmd));
+static cl::opt<double> lossScaleInitOpt(
+    "loss-scale-init",
+    cl::desc("fp16: initial loss scale (default 65536; train can override)"),
+    cl::value_desc("F"), cl::init(65536), cl::sub(compileCmd));
+static cl::opt<int64_t> lossScaleWindowOpt(
+    "loss-scale-window",
+    cl::desc("fp16: steps without overflow before the scale doubles (default "
+             "2000; train can override)"),
+    cl::value_desc("N"), cl::init(2000), cl::sub(compileCmd));
+static cl::opt<bool> noFuseOpt(
+    "no-fuse",
+    cl::desc("Emit one kernel per op (the unfused baseline of plan.json)"),
+    cl::init(false), cl::sub(compileCmd));
+
+// calibrate
+static cl::opt<std::string> calibrateOut("o",
+                                         cl::desc("Write the profile here "
+                                                  "(default: stdout)"),
+                                         cl::value_desc("PROFILE.json"),
+                                         cl::init("-"), cl::sub(calibrateCmd));
+static cl::opt<int64_t>
+    calibrateThreads("threads",
+                     cl::desc("Threads to measure with (default: OpenMP's, "
+                              "OMP_NUM_THREADS)"),
+                     cl::value_desc("N"), cl::init(0), cl::sub(calibrateCmd));
+
 static cl::opt<std::string> trainModelPath(cl::Positional,
                                            cl::desc("MODEL.onnx"), cl::Required,
                                            cl::sub(interpretTrainCmd));
@@ -345,7 +396,26 @@ int main(int argc, char **argv) {
     if (!trainingOptions(options.training))
       return 1;
     options.training.returnGradients = returnGradients;
+    options.recompute = recomputeOpt;
+    options.memoryLimitGiB = memoryLimitOpt;
+    options.deviceProfile = deviceProfileOpt;
+    options.fuse = !noFuseOpt;
+    options.precision.precision = precisionOpt;
+    options.precision.lossScaleInit = lossScaleInitOpt;
+    options.precision.lossScaleWindow = lossScaleWindowOpt;
+    options.lossScaleFlags = lossScaleInitOpt.getNumOccurrences() ||
+                             lossScaleWindowOpt.getNumOccurrences();
     return runCompileCommand(options);
+  }
+  if (calibrateCmd) {
+    CalibrateCommandOptions options;
+    options.output = calibrateOut;
+    if (calibrateThreads.getNumOccurrences() && calibrateThreads <= 0) {
+      errs() << "dtc: error: --threads must be a positive integer\n";
+      return 1;
+    }
+    options.threads = calibrateThreads;
+    return runCalibrateCommand(options);
   }
   if (testOnnxCmd) {
     TestONNXCommandOptions options;

@@ -79,13 +79,40 @@ public:
     os << "};\nstatic const dtcrt_tensor_desc kResults[] = {\n";
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       printDesc(os, func, i, /*isArg=*/false, weights);
-    os << "};\n\n";
-    os << "static void step(void *const *args, void *const *results, "
-          "dtcrt_step_ctx *ctx) {\n"
-       << "  static const bool initialized = (initConstants(), true);\n"
-       << "  (void)initialized;\n"
-       << "  fn_" << entry << "(args, results, ctx, 0);\n}\n\n";
-    auto arena = func->getAttrOfType<IntegerAttr>(memory::kArenaBytes);
+    os << "};\n";
+    // The forward-only step of a training program (--eval-data): the
+    // arguments of @train_step, its own results.
+    auto eval = kind == ProgramKind::Training
+                    ? module.lookupSymbol<func::FuncOp>("eval_step")
+                    : func::FuncOp();
+    if (eval) {
+      if (eval.getFunctionType().getInputs() !=
+          func.getFunctionType().getInputs())
+        return eval.emitError("@eval_step must take the arguments of @")
+               << entry;
+      os << "static const dtcrt_tensor_desc kEvalResults[] = {\n";
+      for (unsigned i = 0; i < eval.getNumResults(); ++i)
+        printDesc(os, eval, i, /*isArg=*/false, weights);
+      os << "};\n";
+    }
+    os << "\n";
+    auto emitWrapper = [&](StringRef wrapper, StringRef callee) {
+      os << "static void " << wrapper
+         << "(void *const *args, void *const *results, "
+            "dtcrt_step_ctx *ctx) {\n"
+         << "  static const bool initialized = (initConstants(), true);\n"
+         << "  (void)initialized;\n"
+         << "  fn_" << callee << "(args, results, ctx, 0);\n}\n\n";
+    };
+    emitWrapper("step", entry);
+    if (eval)
+      emitWrapper("evalStep", "eval_step");
+    // One arena serves both steps: the larger plan.
+    int64_t arenaBytes = 0;
+    for (func::FuncOp f : {func, eval})
+      if (f)
+        if (auto a = f->getAttrOfType<IntegerAttr>(memory::kArenaBytes))
+          arenaBytes = std::max(arenaBytes, a.getInt());
     auto batch = [&](StringRef key) {
       auto v = module->getAttrOfType<IntegerAttr>(key);
       return v ? v.getInt() : 0;
@@ -93,9 +120,11 @@ public:
     os << "static const dtcrt_model_desc kModel = {\n"
        << "    " << cpu::KernelEmitter::quoted(entry) << ", "
        << func.getNumArguments() << ", kArgs, " << func.getNumResults()
-       << ", kResults, " << (arena ? arena.getInt() : 0) << ", "
-       << batch("dtc.global_batch") << ", " << batch("dtc.micro_batch")
-       << ", step};\n\n";
+       << ", kResults, " << arenaBytes << ", " << batch("dtc.global_batch")
+       << ", " << batch("dtc.micro_batch") << ", step";
+    if (eval)
+      os << ", evalStep, " << eval.getNumResults() << ", kEvalResults";
+    os << "};\n\n";
     os << "int main(int argc, char **argv) {\n  return "
        << (kind == ProgramKind::Training ? "dtcrt_train_main"
                                          : "dtcrt_forward_main")

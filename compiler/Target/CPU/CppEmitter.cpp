@@ -37,6 +37,7 @@ const EmitRegistry &mlir::dtc::cpu::getEmitRegistry() {
     registerNNEmitters(r);
     registerReductionEmitters(r);
     registerTrainingEmitters(r);
+    registerFusionEmitters(r);
     return r;
   }();
   return registry;
@@ -213,6 +214,10 @@ public:
     return "const_cast<" + cType + " *>(" + name + ")";
   }
 
+  std::string uniqueName(StringRef prefix) {
+    return (prefix + "_" + Twine(functions++)).str();
+  }
+
   std::string str;
   llvm::raw_string_ostream os{str};
   std::string initStr;
@@ -220,7 +225,7 @@ public:
 
 private:
   std::map<std::string, std::string> shapes, arrays;
-  unsigned constants = 0;
+  unsigned constants = 0, functions = 0;
 };
 
 /// Prints one function.
@@ -253,6 +258,10 @@ public:
     os << "(" << llvm::join(args, ", ") << ");\n";
   }
   void statement(StringRef text) override { os << "  " << text << "\n"; }
+  std::string uniqueName(StringRef prefix) override {
+    return decls.uniqueName(prefix);
+  }
+  void defineFunction(StringRef text) override { decls.os << text; }
 
   LogicalResult emit(func::FuncOp func);
 

@@ -65,6 +65,13 @@ public:
 
   /// Emits a raw statement (rarely needed: prefer a kernel call).
   virtual void statement(StringRef text) = 0;
+
+  /// A name for a new file-scope function ("<prefix>_<n>", unique in the
+  /// program).
+  virtual std::string uniqueName(StringRef prefix) = 0;
+  /// Adds the text of a file-scope function (a fused kernel) to the
+  /// program, after the shapes and arrays it uses.
+  virtual void defineFunction(StringRef text) = 0;
 };
 
 /// Emits the C++ of one op; fails with an error at the op if it cannot
@@ -91,6 +98,7 @@ void registerShapeEmitters(EmitRegistry &registry);
 void registerNNEmitters(EmitRegistry &registry);
 void registerReductionEmitters(EmitRegistry &registry);
 void registerTrainingEmitters(EmitRegistry &registry);
+void registerFusionEmitters(EmitRegistry &registry);
 
 } // namespace mlir::dtc::cpu
 

@@ -11,5 +11,6 @@ include "dialects/DTG/IR/DTGReduction.td"
 include "dialects/DTG/IR/DTGGradShape.td"
 include "dialects/DTG/IR/DTGGradNN.td"
 include "dialects/DTG/IR/DTGTraining.td"
+include "dialects/DTG/IR/DTGFusion.td"
 
 #endif // DTC_DIALECTS_DTG_IR_DTGOPS_TD

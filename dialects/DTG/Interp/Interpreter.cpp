@@ -19,6 +19,14 @@ const Kernel *KernelRegistry::lookup(Operation *op) const {
   return it == kernels.end() ? nullptr : &it->second;
 }
 
+/// Runs `body` with its arguments bound to `arguments` and the values of
+/// enclosing regions visible through `outer`; returns the terminator's
+/// operand values. Handles dtg ops (dtg.fusion by its region),
+/// arith.constant, scf.for and func.call.
+static FailureOr<SmallVector<Tensor>>
+runBlock(Block &body, ArrayRef<Tensor> arguments,
+         const llvm::DenseMap<Value, Tensor> *outer, unsigned depth);
+
 const KernelRegistry &mlir::dtg::interp::getKernelRegistry() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
@@ -27,6 +35,20 @@ const KernelRegistry &mlir::dtg::interp::getKernelRegistry() {
     registerNNKernels(r);
     registerReductionKernels(r);
     registerTrainingKernels(r);
+    // A fused kernel means what its region computes.
+    r.add<dtg::FusionOp>([](Operation *op, ArrayRef<Tensor> operands,
+                            SmallVectorImpl<Tensor> &results) {
+      Block &body = cast<dtg::FusionOp>(op).getBody().front();
+      if (operands.size() != body.getNumArguments())
+        return LogicalResult(op->emitError("expected ")
+                             << body.getNumArguments() << " operands");
+      FailureOr<SmallVector<Tensor>> values =
+          runBlock(body, operands, nullptr, 1);
+      if (failed(values))
+        return failure();
+      results.append(values->begin(), values->end());
+      return success();
+    });
     return r;
   }();
   return registry;
@@ -113,13 +135,6 @@ mlir::dtg::interp::evaluateOp(Operation *op, ArrayRef<Tensor> operands) {
     return failure();
   return results;
 }
-
-/// Runs `body` with its arguments bound to `arguments` and the values of
-/// enclosing regions visible through `outer`; returns the terminator's
-/// operand values. Handles dtg ops, arith.constant, scf.for and func.call.
-static FailureOr<SmallVector<Tensor>>
-runBlock(Block &body, ArrayRef<Tensor> arguments,
-         const llvm::DenseMap<Value, Tensor> *outer, unsigned depth);
 
 /// Checks that a computed value fits the SSA value's type (tensors, or the
 /// scalar index/integer values of loops).

@@ -21,14 +21,18 @@ extern "C" {
 /* One argument or result of the step function. */
 typedef struct dtcrt_tensor_desc {
   const char *name;  /* ONNX name (parameters: the initializer's name) */
-  const char *role;  /* parameter, state, optimizer_state, input, hyper,
-                        step (arguments); parameter, state, optimizer_state,
-                        metric, gradient (results) */
+  const char *role;  /* parameter, constant, state, optimizer_state, input,
+                        hyper, step (arguments); parameter, state,
+                        optimizer_state, metric, gradient (results). A
+                        constant (an initializer without a gradient path to
+                        the loss, such as a causal mask) is loaded from
+                        weights.bin and never updated. */
   const char *dtype; /* f32, f64, f16, bf16, i64, i32, i16, i8, u8, bool */
   int rank;
   int64_t dims[DTCRT_MAX_RANK];
-  /* Byte offset of the initial value in OUTDIR/weights.bin, or -1
-     (optimizer state starts at zero; inputs come from data). */
+  /* Byte offset of the initial value in OUTDIR/weights.bin (parameters,
+     constants, state), or -1 (optimizer state starts at zero; inputs come
+     from data). */
   int64_t weights_offset;
   /* For role hyper: the compiled-in default. */
   double default_value;
@@ -67,9 +71,17 @@ typedef struct dtcrt_model_desc {
   int64_t micro_batch;
   dtcrt_step_fn step;
   /* Optional (NULL when the build has none): the forward-only loss, for
-     --eval-data. Same arguments as `step`; writes only the results of role
-     metric (at least "loss") and changes no argument. */
+     --eval-data, in eval mode (dropout off, BatchNorm with its running
+     statistics). Same arguments as `step`; changes no argument. It writes
+     the results `eval_results` describes: the metrics "loss_sum" and
+     "loss_count" of the global batch, the eval loss being their total sum
+     over their total count (reduction='mean' over the eval set). With no
+     eval_results (num_eval_results 0) it writes instead the results of
+     `step` of role metric, at least "loss", and the eval loss is the mean
+     of the batches' losses. */
   dtcrt_step_fn eval_step;
+  int num_eval_results;
+  const dtcrt_tensor_desc *eval_results;
 } dtcrt_model_desc;
 
 /* Runs a forward-only program once: --input NAME=FILE.npy for each data

@@ -42,11 +42,11 @@ static bool describeTensor(const dtcrt_tensor_desc &d, bool isArg,
   t.name = d.name;
   std::string label = what + " '" + t.name + "'";
   t.role = d.role ? d.role : "";
-  bool roleOk = isArg
-                    ? isOneOf(t.role, {"parameter", "state", "optimizer_state",
-                                       "input", "hyper", "step"})
-                    : isOneOf(t.role, {"parameter", "state", "optimizer_state",
-                                       "metric", "gradient"});
+  bool roleOk =
+      isArg ? isOneOf(t.role, {"parameter", "constant", "state",
+                               "optimizer_state", "input", "hyper", "step"})
+            : isOneOf(t.role, {"parameter", "state", "optimizer_state",
+                               "metric", "gradient"});
   if (!roleOk) {
     error = label + " has the unknown role '" + t.role + "'";
     return false;
@@ -138,6 +138,8 @@ bool dtcrt::describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
     }
     if (t.isCarried()) {
       out.carried.push_back(i);
+    } else if (t.role == "constant") {
+      out.constants.push_back(i);
     } else if (t.role == "input") {
       if (t.shape.empty() || t.shape[0] != desc->global_batch) {
         error = "input " + label +
@@ -203,6 +205,42 @@ bool dtcrt::describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
   }
   if (out.lossMetric < 0) {
     error = "the model has no metric result called 'loss'";
+    return false;
+  }
+
+  if (desc->num_eval_results < 0 ||
+      (desc->num_eval_results > 0 && !desc->eval_results)) {
+    error = "the model's eval result list is malformed";
+    return false;
+  }
+  if (desc->num_eval_results > 0 && !desc->eval_step) {
+    error = "the model describes eval results but has no eval step";
+    return false;
+  }
+  for (int i = 0; i < desc->num_eval_results; ++i) {
+    TensorInfo t;
+    if (!describeTensor(desc->eval_results[i], false,
+                        "eval result " + std::to_string(i), t, error))
+      return false;
+    if (t.role != "metric" || t.numElements != 1) {
+      error = "eval result '" + t.name + "' is not a scalar metric";
+      return false;
+    }
+    int *slot = t.name == "loss_sum"     ? &out.evalLossSum
+                : t.name == "loss_count" ? &out.evalLossCount
+                                         : nullptr;
+    if (slot && *slot >= 0) {
+      error = "two eval results are called '" + t.name + "'";
+      return false;
+    }
+    if (slot)
+      *slot = i;
+    out.evalResults.push_back(std::move(t));
+  }
+  if (desc->num_eval_results > 0 &&
+      (out.evalLossSum < 0 || out.evalLossCount < 0)) {
+    error = "the model's eval results lack the metric 'loss_sum' or "
+            "'loss_count'";
     return false;
   }
   return true;

@@ -32,6 +32,9 @@ struct TensorInfo {
   bool isCarried() const {
     return role == "parameter" || role == "state" || role == "optimizer_state";
   }
+  /// True for the roles whose initial value comes from weights.bin (when
+  /// the descriptor gives an offset): carried tensors and constants.
+  bool isLoaded() const { return isCarried() || role == "constant"; }
   /// Elements of one sample (axis 0 dropped), for inputs.
   int64_t sampleElements() const;
 };
@@ -47,11 +50,16 @@ struct ModelInfo {
   /// For each result: the argument it replaces (carried roles), or -1.
   std::vector<int> resultToArg;
   /// Argument indices by role.
-  std::vector<int> carried, inputs, hypers;
+  std::vector<int> carried, constants, inputs, hypers;
   int stepArg = -1;
   /// Result indices of role metric, and of the metric named "loss".
   std::vector<int> metrics;
   int lossMetric = -1;
+  /// The results of the forward-only step when it has its own (the
+  /// descriptor's eval_results), and the indices of its metrics loss_sum
+  /// and loss_count in them; empty and -1 otherwise.
+  std::vector<TensorInfo> evalResults;
+  int evalLossSum = -1, evalLossCount = -1;
   int64_t globalBatch = 0;
   int64_t microBatch = 0;
 

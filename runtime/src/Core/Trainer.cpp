@@ -61,10 +61,10 @@ private:
   TrainOptions options;
   std::vector<HyperValue> hypers;
   std::vector<std::string> notes;
-  std::vector<AlignedBuffer> argBuffers, resultBuffers;
-  /// Bytes of every argument and result buffer of the step.
+  std::vector<AlignedBuffer> argBuffers, resultBuffers, evalResultBuffers;
+  /// Bytes of every argument and result buffer of the steps.
   int64_t tensorBytes = 0;
-  std::vector<void *> argPointers, resultPointers;
+  std::vector<void *> argPointers, resultPointers, evalResultPointers;
   AlignedBuffer arena;
   dtcrt_step_ctx ctx = {};
   std::unique_ptr<DataSource> data, evalData;
@@ -162,16 +162,27 @@ bool Trainer::allocate(std::string &error) {
               formatBytes(int64_t(model.results[i].bytes)) + ")";
       return false;
     }
-  // What the step's tensors occupy outside the arena (measured from the
+  evalResultBuffers.resize(model.evalResults.size());
+  for (size_t i = 0; i < model.evalResults.size(); ++i)
+    if (!evalResultBuffers[i].allocate(model.evalResults[i].bytes)) {
+      error =
+          "out of memory for eval result '" + model.evalResults[i].name + "'";
+      return false;
+    }
+  // What the steps' tensors occupy outside the arena (measured from the
   // allocations; the arena's share is its high-water mark).
   for (size_t i = 0; i < model.args.size(); ++i)
     tensorBytes += int64_t(model.args[i].bytes);
   for (size_t i = 0; i < model.results.size(); ++i)
     tensorBytes += int64_t(model.results[i].bytes);
+  for (size_t i = 0; i < model.evalResults.size(); ++i)
+    tensorBytes += int64_t(model.evalResults[i].bytes);
   for (AlignedBuffer &b : argBuffers)
     argPointers.push_back(b.data());
   for (AlignedBuffer &b : resultBuffers)
     resultPointers.push_back(b.data());
+  for (AlignedBuffer &b : evalResultBuffers)
+    evalResultPointers.push_back(b.data());
   if (!arena.allocate(size_t(desc->arena_bytes))) {
     error =
         "out of memory for the arena (" + formatBytes(desc->arena_bytes) + ")";
@@ -186,8 +197,10 @@ bool Trainer::allocate(std::string &error) {
 }
 
 bool Trainer::loadWeights(std::string &error) {
+  std::vector<int> loaded = model.carried;
+  loaded.insert(loaded.end(), model.constants.begin(), model.constants.end());
   bool needed = false;
-  for (int i : model.carried)
+  for (int i : loaded)
     needed |= model.args[i].desc->weights_offset >= 0;
   if (!needed)
     return true;
@@ -204,7 +217,7 @@ bool Trainer::loadWeights(std::string &error) {
     error = "initial weights: " + why;
     return false;
   }
-  for (int i : model.carried) {
+  for (int i : loaded) {
     const TensorInfo &t = model.args[i];
     int64_t offset = t.desc->weights_offset;
     if (offset < 0)
@@ -245,6 +258,18 @@ bool Trainer::openData(std::string &error) {
     }
     if (!openNpyData(model, options.evalData, "--eval-data", evalData, error))
       return false;
+    int64_t n = evalData->numSamples(), g = model.globalBatch;
+    if (n < g) {
+      error = "--eval-data: " + std::to_string(n) +
+              " samples do not fill one global batch (" + std::to_string(g) +
+              ")";
+      return false;
+    }
+    if (n % g != 0)
+      notes.push_back("eval data: the last " + std::to_string(n % g) + " of " +
+                      std::to_string(n) +
+                      " samples do not fill a global batch (" +
+                      std::to_string(g) + ") and are not evaluated");
   }
   return true;
 }
@@ -300,24 +325,38 @@ void Trainer::logHeader() {
     progress("note: " + note);
 }
 
-/// The forward-only loss over the eval data: the mean over ceil(N / G)
-/// batches, the last one wrapping to the start.
+/// The forward-only loss over the eval data, in floor(N / G) global batches
+/// (a remainder that does not fill one is left out, as a DataLoader with
+/// drop_last): the total loss sum over the total count, PyTorch's
+/// reduction='mean' over those samples; or, for a step without its own eval
+/// results, the mean of the batches' losses.
 double Trainer::evaluate() {
   int64_t g = model.globalBatch;
-  int64_t n = evalData->numSamples();
-  int64_t batches = (n + g - 1) / g;
+  int64_t batches = evalData->numSamples() / g;
   std::vector<uint8_t *> buffers = inputBuffers();
-  double sum = 0;
+  bool ownResults = !model.evalResults.empty();
+  double sum = 0, count = 0;
   for (int64_t b = 0; b < batches; ++b) {
     evalData->fill(b * g, g, buffers);
     setRunningStep(&ctx, step, "eval after");
     ctx.current_op = nullptr;
-    desc->eval_step(argPointers.data(), resultPointers.data(), &ctx);
+    desc->eval_step(
+        argPointers.data(),
+        ownResults ? evalResultPointers.data() : resultPointers.data(), &ctx);
     setRunningStep(nullptr, 0, nullptr);
-    const TensorInfo &l = model.results[model.lossMetric];
-    sum += loadAsDouble(l.dtype, resultPointers[model.lossMetric], 0);
+    if (ownResults) {
+      const TensorInfo &s = model.evalResults[model.evalLossSum];
+      const TensorInfo &c = model.evalResults[model.evalLossCount];
+      sum += loadAsDouble(s.dtype, evalResultPointers[model.evalLossSum], 0);
+      count +=
+          loadAsDouble(c.dtype, evalResultPointers[model.evalLossCount], 0);
+    } else {
+      const TensorInfo &l = model.results[model.lossMetric];
+      sum += loadAsDouble(l.dtype, resultPointers[model.lossMetric], 0);
+      count += 1;
+    }
   }
-  return sum / double(batches);
+  return sum / count;
 }
 
 /// A metric's value as JSON, with the digits that round-trip its dtype.
@@ -444,6 +483,13 @@ bool Trainer::saveOnnx(std::string &error) {
     if (t.role == "parameter" || t.role == "state")
       trained.push_back(
           {t.name, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
+  }
+  // Constants (a causal mask) are written as loaded: the saved model keeps
+  // them whatever model.onnx holds.
+  for (int i : model.constants) {
+    const TensorInfo &t = model.args[i];
+    trained.push_back(
+        {t.name, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
   }
   if (!saveOnnxWithWeights(joinPath(folder, "model.onnx"), options.saveOnnx,
                            trained, error))

@@ -222,21 +222,22 @@ inline void alignedStrides(const Shape &operand, const Shape &result,
   broadcastStrides(operand, result, strides);
 }
 
-/// Applies `f` to each element: `y[i] = f(x[i])` with `f` taking and
-/// returning the compute type (integers go through double, as the
-/// interpreter's unary kernels do).
-template <typename T, typename F>
-inline void unaryMap(const Shape &s, const T *x, T *y, F f) {
+/// `f` at one element: `f` takes and returns the compute type (integers go
+/// through double, as the interpreter's unary kernels do).
+template <typename T, typename F> inline T applyUnary(T x, F f) {
+  if constexpr (isFloating<T>)
+    return T(f(detail::load(x)));
+  else
+    return detail::fromDouble<T>(f(detail::toDouble(x)));
+}
+
+/// `y[i] = f(x[i])` for each element, with f of the storage types.
+template <typename T, typename R, typename F>
+inline void mapEach(const Shape &s, const T *x, R *y, F f) {
   int64_t n = s.numel();
-  if constexpr (isFloating<T>) {
-    DTCK_PARALLEL_FOR(n)
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = T(f(detail::load(x[i])));
-  } else {
-    DTCK_PARALLEL_FOR(n)
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = detail::fromDouble<T>(f(detail::toDouble(x[i])));
-  }
+  DTCK_PARALLEL_FOR(n)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = f(x[i]);
 }
 
 /// Applies `f` to broadcast pairs: `r[i] = f(a[ia], b[ib])` with `f` taking
@@ -279,14 +280,22 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
 // Unary math: kernel(shape, x, y)
 //===----------------------------------------------------------------------===//
 
-/// Defines `name(s, x, y)`: y = EXPR of `v` (the compute type C).
+/// Defines `scalar::name(x)`, y = EXPR of `v` (the compute type C) for one
+/// element, and the kernel `name(s, x, y)` applying it to each element.
+/// Fused kernels call the scalar functions, so they compute exactly what
+/// the kernels compute.
 #define DTCK_UNARY(name, EXPR)                                                 \
-  template <typename T> inline void name(const Shape &s, const T *x, T *y) {   \
-    detail::unaryMap(s, x, y, [](auto v) {                                     \
+  namespace scalar {                                                           \
+  template <typename T> inline T name(T x) {                                   \
+    return detail::applyUnary(x, [](auto v) {                                  \
       using C = decltype(v);                                                   \
       (void)sizeof(C);                                                         \
       return static_cast<C>(EXPR);                                             \
     });                                                                        \
+  }                                                                            \
+  }                                                                            \
+  template <typename T> inline void name(const Shape &s, const T *x, T *y) {   \
+    detail::mapEach(s, x, y, [](T v) { return scalar::name(v); });             \
   }
 
 DTCK_UNARY(neg, -v)
@@ -324,40 +333,41 @@ DTCK_UNARY(softsign, v / (C(1) + std::fabs(v)))
 
 #undef DTCK_UNARY
 
+namespace scalar {
+/// Logical negation of a boolean.
+inline bool logicalNot(bool x) { return !x; }
+} // namespace scalar
+
 /// Logical negation of booleans (`not` is a C++ keyword).
 inline void logicalNot(const Shape &s, const bool *x, bool *y) {
-  int64_t n = s.numel();
-  DTCK_PARALLEL_FOR(n)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = !x[i];
+  detail::mapEach(s, x, y, [](bool v) { return scalar::logicalNot(v); });
 }
 
 //===----------------------------------------------------------------------===//
 // Activations with attributes: kernel(shape, x, attributes..., y)
 //===----------------------------------------------------------------------===//
 
+namespace scalar {
+
 /// GELU, exact (erf) or tanh-approximated.
-template <typename T>
-inline void gelu(const Shape &s, const T *x, bool approximate, T *y) {
+template <typename T> inline T gelu(T x, bool approximate) {
   // 1 + erf(z) = erfc(-z) and (1 + tanh(u)) / 2 = 1 / (1 + exp(-2u)) avoid
   // the cancellation of 1 + (almost -1) for negative x.
   if (approximate)
-    detail::unaryMap(s, x, y, [](auto v) {
+    return detail::applyUnary(x, [](auto v) {
       using C = decltype(v);
       C u = std::sqrt(C(2) / C(detail::kPi)) * (v + C(0.044715) * v * v * v);
       return v / (C(1) + std::exp(C(-2) * u));
     });
-  else
-    detail::unaryMap(s, x, y, [](auto v) {
-      using C = decltype(v);
-      return C(0.5) * v * std::erfc(-v / std::sqrt(C(2)));
-    });
+  return detail::applyUnary(x, [](auto v) {
+    using C = decltype(v);
+    return C(0.5) * v * std::erfc(-v / std::sqrt(C(2)));
+  });
 }
 
 /// x if x >= 0, else alpha * x.
-template <typename T>
-inline void leakyRelu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::unaryMap(s, x, y, [alpha](auto v) {
+template <typename T> inline T leakyRelu(T x, double alpha) {
+  return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     // The product in double rounds once, as the interpreter's.
     return v >= C(0) ? v : static_cast<C>(alpha * static_cast<double>(v));
@@ -365,18 +375,16 @@ inline void leakyRelu(const Shape &s, const T *x, double alpha, T *y) {
 }
 
 /// x if x > 0, else alpha * (exp(x) - 1) (expm1: exact near 0).
-template <typename T>
-inline void elu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::unaryMap(s, x, y, [alpha](auto v) {
+template <typename T> inline T elu(T x, double alpha) {
+  return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     return v > C(0) ? v : C(alpha) * std::expm1(v);
   });
 }
 
 /// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
-template <typename T>
-inline void celu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::unaryMap(s, x, y, [alpha](auto v) {
+template <typename T> inline T celu(T x, double alpha) {
+  return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     C a = C(alpha);
     return std::max(C(0), v) + std::min(C(0), a * std::expm1(v / a));
@@ -384,19 +392,16 @@ inline void celu(const Shape &s, const T *x, double alpha, T *y) {
 }
 
 /// gamma * x if x > 0, else gamma * alpha * (exp(x) - 1).
-template <typename T>
-inline void selu(const Shape &s, const T *x, double alpha, double gamma, T *y) {
-  detail::unaryMap(s, x, y, [alpha, gamma](auto v) {
+template <typename T> inline T selu(T x, double alpha, double gamma) {
+  return detail::applyUnary(x, [alpha, gamma](auto v) {
     using C = decltype(v);
     return v > C(0) ? C(gamma) * v : C(gamma) * C(alpha) * std::expm1(v);
   });
 }
 
 /// max(0, min(1, alpha * x + beta)).
-template <typename T>
-inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
-                        T *y) {
-  detail::unaryMap(s, x, y, [alpha, beta](auto v) {
+template <typename T> inline T hardSigmoid(T x, double alpha, double beta) {
+  return detail::applyUnary(x, [alpha, beta](auto v) {
     using C = decltype(v);
     double z = alpha * static_cast<double>(v) + beta; // as the interpreter
     return static_cast<C>(std::max(0.0, std::min(1.0, z)));
@@ -404,9 +409,8 @@ inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
 }
 
 /// x if x > alpha, else 0 (compared in double, as the interpreter).
-template <typename T>
-inline void thresholdedRelu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::unaryMap(s, x, y, [alpha](auto v) {
+template <typename T> inline T thresholdedRelu(T x, double alpha) {
+  return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     return static_cast<double>(v) > alpha ? v : C(0);
   });
@@ -416,41 +420,82 @@ inline void thresholdedRelu(const Shape &s, const T *x, double alpha, T *y) {
 /// stays NaN. Computed in double and stored as the interpreter's
 /// Tensor::set (integers truncate a fractional bound toward zero).
 template <typename T>
-inline void clip(const Shape &s, const T *x, bool hasMin, double min,
-                 bool hasMax, double max, T *y) {
-  int64_t n = s.numel();
-  DTCK_PARALLEL_FOR(n)
-  for (int64_t i = 0; i < n; ++i) {
-    double v = detail::toDouble(x[i]);
-    if (!std::isnan(v)) {
-      if (hasMin)
-        v = std::max(v, min);
-      if (hasMax)
-        v = std::min(v, max);
-    }
-    y[i] = detail::fromDouble<T>(v);
+inline T clip(T x, bool hasMin, double min, bool hasMax, double max) {
+  double v = detail::toDouble(x);
+  if (!std::isnan(v)) {
+    if (hasMin)
+      v = std::max(v, min);
+    if (hasMax)
+      v = std::min(v, max);
   }
+  return detail::fromDouble<T>(v);
 }
 
 /// True where x is NaN.
-template <typename T> inline void isNan(const Shape &s, const T *x, bool *y) {
-  int64_t n = s.numel();
-  DTCK_PARALLEL_FOR(n)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = std::isnan(detail::load(x[i]));
+template <typename T> inline bool isNan(T x) {
+  return std::isnan(detail::load(x));
 }
 
 /// True where x is an infinity of a selected sign.
 template <typename T>
+inline bool isInf(T x, bool detectNegative, bool detectPositive) {
+  auto v = detail::load(x);
+  return std::isinf(v) &&
+         ((v > 0 && detectPositive) || (v < 0 && detectNegative));
+}
+
+} // namespace scalar
+
+template <typename T>
+inline void gelu(const Shape &s, const T *x, bool approximate, T *y) {
+  detail::mapEach(s, x, y,
+                  [approximate](T v) { return scalar::gelu(v, approximate); });
+}
+template <typename T>
+inline void leakyRelu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::mapEach(s, x, y,
+                  [alpha](T v) { return scalar::leakyRelu(v, alpha); });
+}
+template <typename T>
+inline void elu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::mapEach(s, x, y, [alpha](T v) { return scalar::elu(v, alpha); });
+}
+template <typename T>
+inline void celu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::mapEach(s, x, y, [alpha](T v) { return scalar::celu(v, alpha); });
+}
+template <typename T>
+inline void selu(const Shape &s, const T *x, double alpha, double gamma, T *y) {
+  detail::mapEach(
+      s, x, y, [alpha, gamma](T v) { return scalar::selu(v, alpha, gamma); });
+}
+template <typename T>
+inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
+                        T *y) {
+  detail::mapEach(s, x, y, [alpha, beta](T v) {
+    return scalar::hardSigmoid(v, alpha, beta);
+  });
+}
+template <typename T>
+inline void thresholdedRelu(const Shape &s, const T *x, double alpha, T *y) {
+  detail::mapEach(s, x, y,
+                  [alpha](T v) { return scalar::thresholdedRelu(v, alpha); });
+}
+template <typename T>
+inline void clip(const Shape &s, const T *x, bool hasMin, double min,
+                 bool hasMax, double max, T *y) {
+  detail::mapEach(
+      s, x, y, [=](T v) { return scalar::clip(v, hasMin, min, hasMax, max); });
+}
+template <typename T> inline void isNan(const Shape &s, const T *x, bool *y) {
+  detail::mapEach(s, x, y, [](T v) { return scalar::isNan(v); });
+}
+template <typename T>
 inline void isInf(const Shape &s, const T *x, bool detectNegative,
                   bool detectPositive, bool *y) {
-  int64_t n = s.numel();
-  DTCK_PARALLEL_FOR(n)
-  for (int64_t i = 0; i < n; ++i) {
-    auto v = detail::load(x[i]);
-    y[i] = std::isinf(v) &&
-           ((v > 0 && detectPositive) || (v < 0 && detectNegative));
-  }
+  detail::mapEach(s, x, y, [=](T v) {
+    return scalar::isInf(v, detectNegative, detectPositive);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -489,20 +534,25 @@ inline int64_t intPow(int64_t base, int64_t exp) {
 
 } // namespace detail
 
-/// Defines an arithmetic kernel with a float expression FEXPR and an integer
-/// expression IEXPR of `x` and `y` (compute-type values).
+/// Defines `scalar::name(p, q)` with a float expression FEXPR and an integer
+/// expression IEXPR of `x` and `y` (compute-type values), and the kernel
+/// applying it to broadcast pairs.
 #define DTCK_BINARY(name, FEXPR, IEXPR)                                        \
+  namespace scalar {                                                           \
+  template <typename T> inline T name(T p, T q) {                              \
+    auto x = detail::load(p), y = detail::load(q);                             \
+    using C = decltype(x);                                                     \
+    if constexpr (isFloating<T>)                                               \
+      return T(static_cast<C>(FEXPR));                                         \
+    else                                                                       \
+      return detail::wrapInt<T>(IEXPR);                                        \
+  }                                                                            \
+  }                                                                            \
   template <typename T>                                                        \
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, T *r) {                             \
-    detail::binaryMap(sa, sb, sr, a, b, r, [](T p, T q) {                      \
-      auto x = detail::load(p), y = detail::load(q);                           \
-      using C = decltype(x);                                                   \
-      if constexpr (isFloating<T>)                                             \
-        return T(static_cast<C>(FEXPR));                                       \
-      else                                                                     \
-        return detail::wrapInt<T>(IEXPR);                                      \
-    });                                                                        \
+    detail::binaryMap(sa, sb, sr, a, b, r,                                     \
+                      [](T p, T q) { return scalar::name(p, q); });            \
   }
 
 DTCK_BINARY(add, x + y, detail::wrappingAdd(x, y))
@@ -522,54 +572,70 @@ DTCK_BINARY(min,
 
 #undef DTCK_BINARY
 
+namespace scalar {
+
 /// Remainder with the divisor's sign, or the dividend's with `fmod`; an
 /// integer remainder by 0 is 0.
+template <typename T> inline T mod(T p, T q, bool fmod) {
+  if constexpr (isFloating<T>) {
+    auto x = detail::load(p), y = detail::load(q);
+    using C = decltype(x);
+    C m = std::fmod(x, y);
+    if (!fmod && m != C(0) && ((m < C(0)) != (y < C(0))))
+      m += y;
+    return T(m);
+  } else {
+    int64_t x = detail::load(p), y = detail::load(q);
+    if (y == 0)
+      return detail::wrapInt<T>(0);
+    int64_t m = y == -1 ? 0 : x % y;
+    if (!fmod && m != 0 && ((m < 0) != (y < 0)))
+      m += y;
+    return detail::wrapInt<T>(m);
+  }
+}
+
+/// Logical and, or, exclusive or (the names avoid C++'s alternative tokens
+/// `and`, `or`, `xor`).
+inline bool logicalAnd(bool x, bool y) { return x && y; }
+inline bool logicalOr(bool x, bool y) { return x || y; }
+inline bool logicalXor(bool x, bool y) { return x != y; }
+
+} // namespace scalar
+
 template <typename T>
 inline void mod(const Shape &sa, const Shape &sb, const Shape &sr, const T *a,
                 const T *b, bool fmod, T *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, [fmod](T p, T q) {
-    if constexpr (isFloating<T>) {
-      auto x = detail::load(p), y = detail::load(q);
-      using C = decltype(x);
-      C m = std::fmod(x, y);
-      if (!fmod && m != C(0) && ((m < C(0)) != (y < C(0))))
-        m += y;
-      return T(m);
-    } else {
-      int64_t x = detail::load(p), y = detail::load(q);
-      if (y == 0)
-        return detail::wrapInt<T>(0);
-      int64_t m = y == -1 ? 0 : x % y;
-      if (!fmod && m != 0 && ((m < 0) != (y < 0)))
-        m += y;
-      return detail::wrapInt<T>(m);
-    }
-  });
+  detail::binaryMap(sa, sb, sr, a, b, r,
+                    [fmod](T p, T q) { return scalar::mod(p, q, fmod); });
 }
 
-/// Logical and, or, exclusive or of booleans (the names avoid C++'s
-/// alternative tokens `and`, `or`, `xor`).
 inline void logicalAnd(const Shape &sa, const Shape &sb, const Shape &sr,
                        const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x && y; });
+  detail::binaryMap(sa, sb, sr, a, b, r, scalar::logicalAnd);
 }
 inline void logicalOr(const Shape &sa, const Shape &sb, const Shape &sr,
                       const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x || y; });
+  detail::binaryMap(sa, sb, sr, a, b, r, scalar::logicalOr);
 }
 inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
                        const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, [](bool x, bool y) { return x != y; });
+  detail::binaryMap(sa, sb, sr, a, b, r, scalar::logicalXor);
 }
 
-/// Defines a comparison kernel with a boolean result.
+/// Defines a comparison `scalar::name(p, q)` and its kernel with a boolean
+/// result.
 #define DTCK_COMPARE(name, OP)                                                 \
+  namespace scalar {                                                           \
+  template <typename T> inline bool name(T p, T q) {                           \
+    return detail::load(p) OP detail::load(q);                                 \
+  }                                                                            \
+  }                                                                            \
   template <typename T>                                                        \
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, bool *r) {                          \
-    detail::binaryMap(sa, sb, sr, a, b, r, [](T p, T q) -> bool {              \
-      return detail::load(p) OP detail::load(q);                               \
-    });                                                                        \
+    detail::binaryMap(sa, sb, sr, a, b, r,                                     \
+                      [](T p, T q) -> bool { return scalar::name(p, q); });    \
   }
 
 DTCK_COMPARE(equal, ==)
@@ -584,6 +650,26 @@ DTCK_COMPARE(greaterEqual, >=)
 // Where and cast
 //===----------------------------------------------------------------------===//
 
+namespace scalar {
+
+/// condition ? onTrue : onFalse.
+template <typename T> inline T where(bool c, T t, T f) { return c ? t : f; }
+
+/// Converts one element to To as the interpreter: float to float rounds to
+/// nearest even; float to integer truncates toward zero, saturates at the
+/// int64 range and wraps (NaN is 0); to bool is `x != 0` (NaN is false);
+/// integer to float rounds through double.
+template <typename To, typename From> inline To cast(From x) {
+  if constexpr (std::is_same_v<From, To>)
+    return x;
+  else if constexpr (isFloating<From>)
+    return detail::fromDouble<To>(detail::toDouble(x));
+  else
+    return detail::fromInt<To>(static_cast<int64_t>(x));
+}
+
+} // namespace scalar
+
 /// r = condition ? onTrue : onFalse, after broadcasting all three.
 template <typename T>
 inline void where(const Shape &sc, const Shape &st, const Shape &sf,
@@ -595,32 +681,20 @@ inline void where(const Shape &sc, const Shape &st, const Shape &sf,
   detail::alignedStrides(sf, sr, strides[2]);
   stridesOf(sr, strides[3]);
   detail::StridedLoop<4> loop(sr, strides);
-  detail::forEachRun(
-      loop, [&](const int64_t *off, const int64_t *step, int64_t len) {
-        const bool *pc = c + off[0];
-        const T *pt = t + off[1], *pf = f + off[2];
-        T *out = r + off[3];
-        for (int64_t j = 0; j < len; ++j)
-          out[j] = pc[j * step[0]] ? pt[j * step[1]] : pf[j * step[2]];
-      });
+  detail::forEachRun(loop, [&](const int64_t *off, const int64_t *step,
+                               int64_t len) {
+    const bool *pc = c + off[0];
+    const T *pt = t + off[1], *pf = f + off[2];
+    T *out = r + off[3];
+    for (int64_t j = 0; j < len; ++j)
+      out[j] = scalar::where(pc[j * step[0]], pt[j * step[1]], pf[j * step[2]]);
+  });
 }
 
-/// Converts each element to To as the interpreter: float to float rounds to
-/// nearest even; float to integer truncates toward zero, saturates at the
-/// int64 range and wraps (NaN is 0); to bool is `x != 0` (NaN is false);
-/// integer to float rounds through double.
+/// Converts each element to To (scalar::cast).
 template <typename From, typename To>
 inline void cast(const Shape &s, const From *x, To *y) {
-  int64_t n = s.numel();
-  DTCK_PARALLEL_FOR(n)
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<From, To>)
-      y[i] = x[i];
-    else if constexpr (isFloating<From>)
-      y[i] = detail::fromDouble<To>(detail::toDouble(x[i]));
-    else
-      y[i] = detail::fromInt<To>(static_cast<int64_t>(x[i]));
-  }
+  detail::mapEach(s, x, y, [](From v) { return scalar::cast<To>(v); });
 }
 
 } // namespace dtck

@@ -304,10 +304,13 @@ void col2imAdd(const Window &w, const B *col, int64_t channels, B *x) {
 /// Matrix products y[b] = a[b] x b[b] by plain loops, rows in parallel:
 /// accumulating in A (wrapping uint64_t for integers, the compute type for
 /// floats), in the interpreter's order over the contracted dimension.
+/// Element (i, p) of a[b] is at `a + aOffset[b] + i * aRow + p * aCol`, and
+/// likewise for b; y is contiguous.
 template <typename A, typename T>
 void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
                  const int64_t *aOffset, const int64_t *bOffset, const T *a,
-                 const T *b, T *y) {
+                 int64_t aRow, int64_t aCol, const T *b, int64_t bRow,
+                 int64_t bCol, T *y) {
   auto widenValue = [](T v) -> A {
     if constexpr (std::is_same_v<A, uint64_t>)
       return static_cast<uint64_t>(static_cast<int64_t>(v));
@@ -321,14 +324,18 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
 #pragma omp for
     for (int64_t row = 0; row < rows; ++row) {
       int64_t bi = row / m, i = row % m;
-      const T *aRow = a + aOffset[bi] + i * k;
+      const T *aRowPtr = a + aOffset[bi] + i * aRow;
       const T *bMat = b + bOffset[bi];
       std::fill(acc.begin(), acc.end(), A(0));
       for (int64_t p = 0; p < k; ++p) {
-        A av = widenValue(aRow[p]);
-        const T *bRow = bMat + p * n;
-        for (int64_t j = 0; j < n; ++j)
-          acc[j] += av * widenValue(bRow[j]);
+        A av = widenValue(aRowPtr[p * aCol]);
+        const T *bRowPtr = bMat + p * bRow;
+        if (bCol == 1)
+          for (int64_t j = 0; j < n; ++j)
+            acc[j] += av * widenValue(bRowPtr[j]);
+        else
+          for (int64_t j = 0; j < n; ++j)
+            acc[j] += av * widenValue(bRowPtr[j * bCol]);
       }
       T *yRow = y + row * n;
       for (int64_t j = 0; j < n; ++j) {
@@ -390,65 +397,157 @@ void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
 // Contractions
 //===----------------------------------------------------------------------===//
 
-/// dtg.matmul: y[..., m, n] = a[..., m, k] x b[..., k, n] with NumPy
-/// broadcasting of the batch dimensions.
+/// A matrix operand of matmulView read through strides (in elements):
+/// element (batch coordinates c, row i, column p) is at `offset +
+/// sum(c[d] * batch[d]) + i * row + p * col`, with one batch stride per
+/// batch dimension of the result (0 along broadcast ones).
+struct MatrixView {
+  int64_t offset = 0;
+  int64_t batch[kMaxRank] = {};
+  int64_t row = 0, col = 0;
+};
+
+/// The view of a contiguous operand of shape `s` broadcast to the batch
+/// dimensions of `sy` (NumPy rules).
+inline MatrixView contiguousView(const Shape &s, const Shape &sy) {
+  using namespace nndetail;
+  MatrixView v;
+  int r = sy.rank;
+  int64_t rows = s.dims[s.rank - 2], cols = s.dims[s.rank - 1];
+  broadcastStrides(subShape(s, 0, s.rank - 2), subShape(sy, 0, r - 2), v.batch);
+  for (int d = 0; d < r - 2; ++d)
+    v.batch[d] *= rows * cols;
+  v.row = cols;
+  v.col = 1;
+  return v;
+}
+
+/// y[..., m, n] = a[..., m, k] x b[..., k, n] with the operands read through
+/// views (a transposed or sliced operand needs no copy). y is contiguous.
 template <typename T>
-void matmul(const Shape &sa, const Shape &sb, const Shape &sy, const T *a,
-            const T *b, T *y) {
+void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
+                const T *b, const MatrixView &vb, T *y) {
   using namespace nndetail;
   int r = sy.rank;
-  int64_t m = sy.dims[r - 2], n = sy.dims[r - 1], k = sa.dims[sa.rank - 1];
+  int64_t m = sy.dims[r - 2], n = sy.dims[r - 1];
   Shape batch = subShape(sy, 0, r - 2);
   int64_t numBatch = batch.numel();
-  int64_t aStrides[kMaxRank], bStrides[kMaxRank], yStrides[kMaxRank];
-  broadcastStrides(subShape(sa, 0, sa.rank - 2), batch, aStrides);
-  broadcastStrides(subShape(sb, 0, sb.rank - 2), batch, bStrides);
+  int64_t yStrides[kMaxRank];
   stridesOf(batch, yStrides);
   // Element offsets of each batch's matrices.
   std::vector<int64_t> aOffset(numBatch), bOffset(numBatch);
-  bool bShared = true, aFull = true;
+  bool bShared = true;
   for (int64_t bi = 0; bi < numBatch; ++bi) {
-    int64_t ai = 0, bj = 0, rest = bi;
+    int64_t ai = va.offset, bj = vb.offset, rest = bi;
     for (int d = 0; d < batch.rank; ++d) {
       int64_t coord = rest / yStrides[d];
       rest -= coord * yStrides[d];
-      ai += coord * aStrides[d];
-      bj += coord * bStrides[d];
+      ai += coord * va.batch[d];
+      bj += coord * vb.batch[d];
     }
-    aOffset[bi] = ai * m * k;
-    bOffset[bi] = bj * k * n;
-    bShared = bShared && bj == 0;
-    aFull = aFull && ai == bi;
+    aOffset[bi] = ai;
+    bOffset[bi] = bj;
+    bShared = bShared && bj == vb.offset;
   }
   if constexpr (!isFloating<T>) {
     matmulLoops<uint64_t>(numBatch, m, n, k, aOffset.data(), bOffset.data(), a,
-                          b, y);
+                          va.row, va.col, b, vb.row, vb.col, y);
   } else {
-    if (m * n * k < (int64_t(1) << 15)) {
+    // Small products by loops, except 16-bit ones: the BLAS path below
+    // widens each operand element once, the loops once per use.
+    if (m * n * k < (int64_t(1) << 15) && std::is_same_v<T, compute_t<T>>) {
       matmulLoops<compute_t<T>>(numBatch, m, n, k, aOffset.data(),
-                                bOffset.data(), a, b, y);
+                                bOffset.data(), a, va.row, va.col, b, vb.row,
+                                vb.col, y);
       return;
     }
     using B = BlasType<T>;
+    // BLAS reads a matrix with one unit stride; other operands (and 16-bit
+    // ones, widened to float) are first copied into contiguous matrices.
+    auto blasReadable = [](const MatrixView &v) {
+      return v.col == 1 || v.row == 1;
+    };
     std::vector<B> aBuf, bBuf, yBuf;
-    const B *as = widen<B>(a, sa.numel(), aBuf);
-    const B *bs = widen<B>(b, sb.numel(), bBuf);
+    // The stride of a dimension of size 1 is free: pick one BLAS accepts.
+    auto normalize = [](MatrixView v, int64_t rows, int64_t cols) {
+      if (rows == 1)
+        v.row = v.col == 1 ? cols : 1;
+      if (cols == 1)
+        v.col = v.row == 1 ? rows : 1;
+      return v;
+    };
+    MatrixView ca = normalize(va, m, k), cb = normalize(vb, k, n);
+    bool aStacked = true;
+    for (int64_t bi = 0; bi < numBatch; ++bi)
+      aStacked = aStacked && aOffset[bi] == aOffset[0] + bi * m * ca.row;
+    auto gather = [&](const T *x, const MatrixView &v, int64_t rows,
+                      int64_t cols, const std::vector<int64_t> &offsets,
+                      std::vector<B> &buffer, MatrixView &out,
+                      std::vector<int64_t> &outOffsets) {
+      buffer.resize(numBatch * rows * cols);
+      DTCK_PARALLEL_FOR(numBatch * rows * cols)
+      for (int64_t bi = 0; bi < numBatch; ++bi)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            buffer[(bi * rows + i) * cols + j] =
+                static_cast<B>(static_cast<compute_t<T>>(
+                    x[offsets[bi] + i * v.row + j * v.col]));
+      out.row = cols;
+      out.col = 1;
+      for (int64_t bi = 0; bi < numBatch; ++bi)
+        outOffsets[bi] = bi * rows * cols;
+    };
+    const B *as, *bs;
+    if constexpr (std::is_same_v<T, B>) {
+      as = a;
+      bs = b;
+    }
+    bool copyA = !std::is_same_v<T, B> || !blasReadable(ca);
+    bool copyB = !std::is_same_v<T, B> || !blasReadable(cb);
+    if (copyA) {
+      gather(a, va, m, k, aOffset, aBuf, ca, aOffset);
+      as = aBuf.data();
+      aStacked = true;
+    }
+    if (copyB) {
+      // A shared b is copied once.
+      std::vector<int64_t> offsets = bOffset;
+      int64_t saved = numBatch;
+      if (bShared)
+        numBatch = 1;
+      gather(b, vb, k, n, offsets, bBuf, cb, bOffset);
+      numBatch = saved;
+      if (bShared)
+        std::fill(bOffset.begin(), bOffset.end(), 0);
+      bs = bBuf.data();
+    }
     B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
-    if (bShared && aFull) {
+    bool transA = ca.col != 1, transB = cb.col != 1;
+    int64_t lda = transA ? ca.col : ca.row, ldb = transB ? cb.col : cb.row;
+    if (bShared && aStacked && !transA) {
       // One product of the stacked rows of every batch with the shared b.
-      parallelGemm<B>(false, false, numBatch * m, n, k, B(1), as, k, bs, n,
-                      B(0), ys, n);
+      parallelGemm<B>(false, transB, numBatch * m, n, k, B(1), as + aOffset[0],
+                      lda, bs + bOffset[0], ldb, B(0), ys, n);
     } else {
       // Whole products per thread when there are enough of them, else each
       // product split across the threads.
       bool perBatch = numBatch > 1 && numBatch >= availableThreads();
 #pragma omp parallel for if (perBatch)
       for (int64_t bi = 0; bi < numBatch; ++bi)
-        parallelGemm<B>(false, false, m, n, k, B(1), as + aOffset[bi], k,
-                        bs + bOffset[bi], n, B(0), ys + bi * m * n, n);
+        parallelGemm<B>(transA, transB, m, n, k, B(1), as + aOffset[bi], lda,
+                        bs + bOffset[bi], ldb, B(0), ys + bi * m * n, n);
     }
     narrow(ys, sy.numel(), y);
   }
+}
+
+/// dtg.matmul: y[..., m, n] = a[..., m, k] x b[..., k, n] with NumPy
+/// broadcasting of the batch dimensions.
+template <typename T>
+void matmul(const Shape &sa, const Shape &sb, const Shape &sy, const T *a,
+            const T *b, T *y) {
+  matmulView(sy, sa.dims[sa.rank - 1], a, contiguousView(sa, sy), b,
+             contiguousView(sb, sy), y);
 }
 
 /// dtg.gemm: y = alpha op(a) op(b) + beta c, with c (optional: nullptr)

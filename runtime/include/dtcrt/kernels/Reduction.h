@@ -191,6 +191,28 @@ template <typename T> inline T storeReal(double value) {
 } // namespace detail
 
 //===----------------------------------------------------------------------===//
+// One step of the float reductions, shared with fused kernels
+//===----------------------------------------------------------------------===//
+
+namespace scalar {
+/// A float sum (or mean) accumulates each element in double.
+template <typename T> inline double sumStep(double s, T v) {
+  return s + static_cast<double>(detail::load(v));
+}
+/// A float maximum / minimum in double; NaN propagates.
+template <typename T> inline double maxStep(double s, T v) {
+  return detail::maxOf(s, static_cast<double>(detail::load(v)));
+}
+template <typename T> inline double minStep(double s, T v) {
+  return detail::minOf(s, static_cast<double>(detail::load(v)));
+}
+/// The accumulated double rounded once to float type T.
+template <typename T> inline T finish(double s) {
+  return detail::roundTo<T>(s);
+}
+} // namespace scalar
+
+//===----------------------------------------------------------------------===//
 // Reductions over axes: kernel(in, kept, x, y)
 //===----------------------------------------------------------------------===//
 
@@ -200,9 +222,7 @@ inline void reduceSum(const Shape &in, const Shape &kept, const T *x, T *y) {
   if constexpr (isFloating<T>)
     detail::reduceNest<double>(
         in, kept, x, [](int64_t) { return 0.0; },
-        [](int64_t, double s, T v) {
-          return s + static_cast<double>(detail::load(v));
-        },
+        [](int64_t, double s, T v) { return scalar::sumStep(s, v); },
         [y](int64_t r, double s) { y[r] = detail::roundTo<T>(s); });
   else
     detail::reduceNest<int64_t>(
@@ -220,9 +240,7 @@ inline void reduceMean(const Shape &in, const Shape &kept, const T *x, T *y) {
   if constexpr (isFloating<T>)
     detail::reduceNest<double>(
         in, kept, x, [](int64_t) { return 0.0; },
-        [](int64_t, double s, T v) {
-          return s + static_cast<double>(detail::load(v));
-        },
+        [](int64_t, double s, T v) { return scalar::sumStep(s, v); },
         [y, count](int64_t r, double s) {
           y[r] = detail::roundTo<T>(s / static_cast<double>(count));
         });
@@ -248,9 +266,7 @@ inline void reduceMax(const Shape &in, const Shape &kept, const T *x, T *y) {
   if constexpr (isFloating<T>)
     detail::reduceNest<double>(
         in, kept, x, [](int64_t) { return -HUGE_VAL; },
-        [](int64_t, double s, T v) {
-          return detail::maxOf(s, static_cast<double>(detail::load(v)));
-        },
+        [](int64_t, double s, T v) { return scalar::maxStep(s, v); },
         [y](int64_t r, double s) { y[r] = detail::roundTo<T>(s); });
   else
     detail::reduceNest<T>(
@@ -266,9 +282,7 @@ inline void reduceMin(const Shape &in, const Shape &kept, const T *x, T *y) {
   if constexpr (isFloating<T>)
     detail::reduceNest<double>(
         in, kept, x, [](int64_t) { return HUGE_VAL; },
-        [](int64_t, double s, T v) {
-          return detail::minOf(s, static_cast<double>(detail::load(v)));
-        },
+        [](int64_t, double s, T v) { return scalar::minStep(s, v); },
         [y](int64_t r, double s) { y[r] = detail::roundTo<T>(s); });
   else
     detail::reduceNest<T>(

@@ -1,0 +1,709 @@
+//===- EmitFusion.cpp - one C++ function per dtg.fusion -------------------===//
+//
+// Each dtg.fusion becomes one file-scope function `fused_<n>(inputs...,
+// outputs...)` called once where the op stands. Elements are computed by
+// the scalar functions the unfused kernels use (dtck::scalar::*, rounding to
+// the element type after every op), reductions accumulate as dtck's
+// reduction kernels (in double, in the order of the operand's elements), and
+// a gemm kernel runs dtck::matmulView into its output, then its epilogue in
+// place. Views (transpose, slice, reshape) of inputs are strided reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/KernelEmitter.h"
+
+#include "compiler/Import/ONNX/ONNXImporter.h"
+#include "dialects/DTG/IR/DTGFusion.h"
+#include "dialects/DTG/IR/DTGOps.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::dtc::cpu;
+
+namespace {
+
+ArrayRef<int64_t> dimsOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+int64_t numel(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+/// Elements above which a loop runs across OpenMP threads
+/// (dtck::kParallelThreshold).
+constexpr int64_t kParallelThreshold = 1 << 14;
+
+/// A strided read of an input (a block argument, possibly through views).
+struct Source {
+  std::string pointer;
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+/// The call of the scalar function computing `op` from `args`.
+FailureOr<std::string> scalarCall(Operation *op, ArrayRef<std::string> args,
+                                  KernelEmitter &e) {
+  auto lit = [](const APFloat &v) {
+    return KernelEmitter::literal(v.convertToDouble());
+  };
+  auto call = [&](StringRef name, ArrayRef<std::string> extra = {}) {
+    SmallVector<std::string> all(args.begin(), args.end());
+    all.append(extra.begin(), extra.end());
+    return ("dtck::scalar::" + name + "(" + llvm::join(all, ", ") + ")").str();
+  };
+  std::string result =
+      llvm::TypeSwitch<Operation *, std::string>(op)
+          .Case([&](dtg::NegOp) { return call("neg"); })
+          .Case([&](dtg::AbsOp) { return call("abs"); })
+          .Case([&](dtg::SignOp) { return call("sign"); })
+          .Case([&](dtg::ExpOp) { return call("exp"); })
+          .Case([&](dtg::LogOp) { return call("log"); })
+          .Case([&](dtg::SqrtOp) { return call("sqrt"); })
+          .Case([&](dtg::RsqrtOp) { return call("rsqrt"); })
+          .Case([&](dtg::ReciprocalOp) { return call("reciprocal"); })
+          .Case([&](dtg::FloorOp) { return call("floor"); })
+          .Case([&](dtg::CeilOp) { return call("ceil"); })
+          .Case([&](dtg::RoundOp) { return call("round"); })
+          .Case([&](dtg::SinOp) { return call("sin"); })
+          .Case([&](dtg::CosOp) { return call("cos"); })
+          .Case([&](dtg::TanOp) { return call("tan"); })
+          .Case([&](dtg::AsinOp) { return call("asin"); })
+          .Case([&](dtg::AcosOp) { return call("acos"); })
+          .Case([&](dtg::AtanOp) { return call("atan"); })
+          .Case([&](dtg::SinhOp) { return call("sinh"); })
+          .Case([&](dtg::CoshOp) { return call("cosh"); })
+          .Case([&](dtg::AsinhOp) { return call("asinh"); })
+          .Case([&](dtg::AcoshOp) { return call("acosh"); })
+          .Case([&](dtg::AtanhOp) { return call("atanh"); })
+          .Case([&](dtg::TanhOp) { return call("tanh"); })
+          .Case([&](dtg::ErfOp) { return call("erf"); })
+          .Case([&](dtg::SigmoidOp) { return call("sigmoid"); })
+          .Case([&](dtg::ReluOp) { return call("relu"); })
+          .Case([&](dtg::SoftplusOp) { return call("softplus"); })
+          .Case([&](dtg::SoftsignOp) { return call("softsign"); })
+          .Case([&](dtg::NotOp) { return call("logicalNot"); })
+          .Case([&](dtg::IsNanOp) { return call("isNan"); })
+          .Case([&](dtg::GeluOp g) {
+            return call("gelu", {KernelEmitter::literal(g.getApproximate())});
+          })
+          .Case([&](dtg::LeakyReluOp g) {
+            return call("leakyRelu", {lit(g.getAlpha())});
+          })
+          .Case([&](dtg::EluOp g) { return call("elu", {lit(g.getAlpha())}); })
+          .Case(
+              [&](dtg::CeluOp g) { return call("celu", {lit(g.getAlpha())}); })
+          .Case([&](dtg::SeluOp g) {
+            return call("selu", {lit(g.getAlpha()), lit(g.getGamma())});
+          })
+          .Case([&](dtg::HardSigmoidOp g) {
+            return call("hardSigmoid", {lit(g.getAlpha()), lit(g.getBeta())});
+          })
+          .Case([&](dtg::ThresholdedReluOp g) {
+            return call("thresholdedRelu", {lit(g.getAlpha())});
+          })
+          .Case([&](dtg::ClipOp g) {
+            std::optional<APFloat> min = g.getMin(), max = g.getMax();
+            return call(
+                "clip",
+                {KernelEmitter::literal(min.has_value()),
+                 KernelEmitter::literal(min ? min->convertToDouble() : 0.0),
+                 KernelEmitter::literal(max.has_value()),
+                 KernelEmitter::literal(max ? max->convertToDouble() : 0.0)});
+          })
+          .Case([&](dtg::IsInfOp g) {
+            return call("isInf",
+                        {KernelEmitter::literal(g.getDetectNegative()),
+                         KernelEmitter::literal(g.getDetectPositive())});
+          })
+          .Case([&](dtg::AddOp) { return call("add"); })
+          .Case([&](dtg::SubOp) { return call("sub"); })
+          .Case([&](dtg::MulOp) { return call("mul"); })
+          .Case([&](dtg::DivOp) { return call("div"); })
+          .Case([&](dtg::PowOp) { return call("pow"); })
+          .Case([&](dtg::MaxOp) { return call("max"); })
+          .Case([&](dtg::MinOp) { return call("min"); })
+          .Case([&](dtg::ModOp g) {
+            return call("mod", {KernelEmitter::literal(g.getFmod())});
+          })
+          .Case([&](dtg::AndOp) { return call("logicalAnd"); })
+          .Case([&](dtg::OrOp) { return call("logicalOr"); })
+          .Case([&](dtg::XorOp) { return call("logicalXor"); })
+          .Case([&](dtg::EqualOp) { return call("equal"); })
+          .Case([&](dtg::LessOp) { return call("less"); })
+          .Case([&](dtg::LessEqualOp) { return call("lessEqual"); })
+          .Case([&](dtg::GreaterOp) { return call("greater"); })
+          .Case([&](dtg::GreaterEqualOp) { return call("greaterEqual"); })
+          .Case([&](dtg::WhereOp) { return call("where"); })
+          .Case([&](dtg::CastOp c) {
+            return "dtck::scalar::cast<" + e.cTypeOf(c.getResult()) + ">(" +
+                   args[0] + ")";
+          })
+          .Default([](Operation *) { return std::string(); });
+  if (result.empty())
+    return op->emitError("the CPU target cannot fuse '")
+           << op->getName() << "'";
+  return result;
+}
+
+/// Strides of a value of shape `dims` (read with `strides`) broadcast to
+/// `space` (NumPy rules: 0 along broadcast and missing dimensions).
+SmallVector<int64_t> broadcastTo(ArrayRef<int64_t> dims,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> space) {
+  SmallVector<int64_t> result(space.size(), 0);
+  size_t lead = space.size() - dims.size();
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] != 1)
+      result[lead + d] = strides[d];
+  return result;
+}
+
+/// The index expression `offset + sum(index[d] * strides[d])`.
+std::string indexExpr(int64_t offset, ArrayRef<int64_t> strides,
+                      ArrayRef<std::string> index) {
+  std::string s;
+  if (offset != 0)
+    s = std::to_string(offset);
+  for (auto [d, stride] : llvm::enumerate(strides)) {
+    if (stride == 0)
+      continue;
+    if (!s.empty())
+      s += " + ";
+    s += stride == 1 ? index[d] : index[d] + " * " + std::to_string(stride);
+  }
+  return s.empty() ? "0" : s;
+}
+
+/// Prints one fused kernel.
+class FusionPrinter {
+public:
+  FusionPrinter(dtg::FusionOp op, KernelEmitter &e) : op(op), e(e) {}
+
+  LogicalResult emit();
+
+private:
+  /// Sets up sources (inputs and views) and constants.
+  LogicalResult prepare(llvm::raw_ostream &os);
+  /// The expression of `v` at the current element of iteration space
+  /// `space` with index variables `index`; loads are declared in `os`.
+  FailureOr<std::string> valueAt(Value v, ArrayRef<int64_t> space,
+                                 ArrayRef<std::string> index,
+                                 llvm::raw_ostream &os,
+                                 llvm::DenseMap<Value, std::string> &names);
+  /// Emits the elementwise `ops` at one element.
+  LogicalResult computeOps(ArrayRef<Operation *> ops, ArrayRef<int64_t> space,
+                           ArrayRef<std::string> index, llvm::raw_ostream &os,
+                           llvm::DenseMap<Value, std::string> &names);
+  LogicalResult emitLoop(llvm::raw_ostream &os, ArrayRef<Operation *> ops,
+                         ArrayRef<int64_t> space, Value preloaded);
+  LogicalResult emitReduction(llvm::raw_ostream &os);
+  LogicalResult emitGemm(llvm::raw_ostream &os);
+
+  std::string fresh() { return "t" + std::to_string(counter++); }
+
+  dtg::FusionOp op;
+  KernelEmitter &e;
+  Block *body = nullptr;
+  llvm::DenseMap<Value, Source> sources;
+  llvm::DenseMap<Value, std::string> constants;
+  /// Output number of each yielded value (the first, if yielded twice).
+  llvm::DenseMap<Value, unsigned> outputOf;
+  /// A value whose element is read from an output (the gemm's product).
+  Value preloadedValue;
+  std::string preloadedPointer;
+  unsigned counter = 0;
+};
+
+} // namespace
+
+LogicalResult FusionPrinter::prepare(llvm::raw_ostream &os) {
+  body = &op.getBody().front();
+  for (BlockArgument arg : body->getArguments()) {
+    Source s;
+    s.pointer = "in" + std::to_string(arg.getArgNumber());
+    s.strides = dtg::contiguousStrides(dimsOf(arg));
+    sources[arg] = s;
+  }
+  auto yield = cast<dtg::YieldOp>(body->getTerminator());
+  for (auto [i, v] : llvm::enumerate(yield.getValues())) {
+    outputOf.try_emplace(v, i);
+    if (isa<BlockArgument>(v) || sources.count(v))
+      return op.emitError("the CPU target cannot fuse a kernel that returns "
+                          "an input or a view");
+  }
+  for (Operation &inner : body->without_terminator()) {
+    if (auto constant = dyn_cast<dtg::ConstantOp>(inner)) {
+      auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+      Type t = constant.getType().getElementType();
+      std::string type = e.cType(t);
+      if (!splat || type.empty())
+        return inner.emitError("the CPU target fuses splat constants only");
+      std::string value;
+      if (t.isInteger(1))
+        value = KernelEmitter::literal(splat.getSplatValue<bool>());
+      else if (isa<IntegerType>(t))
+        value =
+            KernelEmitter::literal(splat.getSplatValue<APInt>().getSExtValue());
+      else
+        value = KernelEmitter::literal(
+            splat.getSplatValue<APFloat>().convertToDouble());
+      std::string name = "k" + std::to_string(constants.size());
+      os << "  const " << type << " " << name << " = " << type << "(" << value
+         << ");\n";
+      constants[constant.getResult()] = name;
+      continue;
+    }
+    if (!dtg::isFusibleView(&inner))
+      continue;
+    auto it = sources.find(inner.getOperand(0));
+    if (it == sources.end())
+      return inner.emitError("the CPU target fuses views of inputs only");
+    Source s;
+    s.pointer = it->second.pointer;
+    if (failed(dtg::applyView(&inner, it->second.strides, it->second.offset,
+                              s.strides, s.offset)))
+      return inner.emitError("the CPU target cannot read this view with "
+                             "strides");
+    sources[inner.getResult(0)] = s;
+  }
+  return success();
+}
+
+FailureOr<std::string>
+FusionPrinter::valueAt(Value v, ArrayRef<int64_t> space,
+                       ArrayRef<std::string> index, llvm::raw_ostream &os,
+                       llvm::DenseMap<Value, std::string> &names) {
+  if (auto it = names.find(v); it != names.end())
+    return it->second;
+  if (auto it = constants.find(v); it != constants.end())
+    return it->second;
+  std::string name = fresh();
+  if (v == preloadedValue) {
+    os << "      const " << e.cTypeOf(v) << " " << name << " = "
+       << preloadedPointer << "["
+       << indexExpr(0, dtg::contiguousStrides(space), index) << "];\n";
+    names[v] = name;
+    return name;
+  }
+  auto it = sources.find(v);
+  if (it == sources.end())
+    return op.emitError("the CPU target cannot place a value of this kernel");
+  SmallVector<int64_t> strides =
+      broadcastTo(dimsOf(v), it->second.strides, space);
+  os << "      const " << e.cTypeOf(v) << " " << name << " = "
+     << it->second.pointer << "["
+     << indexExpr(it->second.offset, strides, index) << "];\n";
+  names[v] = name;
+  return name;
+}
+
+LogicalResult
+FusionPrinter::computeOps(ArrayRef<Operation *> ops, ArrayRef<int64_t> space,
+                          ArrayRef<std::string> index, llvm::raw_ostream &os,
+                          llvm::DenseMap<Value, std::string> &names) {
+  for (Operation *inner : ops) {
+    SmallVector<std::string> args;
+    for (Value operand : inner->getOperands()) {
+      FailureOr<std::string> arg = valueAt(operand, space, index, os, names);
+      if (failed(arg))
+        return failure();
+      args.push_back(*arg);
+    }
+    FailureOr<std::string> call = scalarCall(inner, args, e);
+    if (failed(call))
+      return failure();
+    std::string name = fresh();
+    os << "      const " << e.cTypeOf(inner->getResult(0)) << " " << name
+       << " = " << *call << ";\n";
+    names[inner->getResult(0)] = name;
+    if (auto it = outputOf.find(inner->getResult(0)); it != outputOf.end())
+      os << "      out" << it->second << "["
+         << indexExpr(0, dtg::contiguousStrides(space), index) << "] = " << name
+         << ";\n";
+  }
+  return success();
+}
+
+LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
+                                      ArrayRef<Operation *> ops,
+                                      ArrayRef<int64_t> space,
+                                      Value preloaded) {
+  // Every access over `space`: inputs and views (broadcast), the product.
+  SmallVector<SmallVector<int64_t>> accesses;
+  for (auto &[v, source] : sources)
+    if (llvm::any_of(v.getUsers(), [&](Operation *user) {
+          return llvm::is_contained(ops, user);
+        }))
+      accesses.push_back(broadcastTo(dimsOf(v), source.strides, space));
+  std::string text;
+  llvm::raw_string_ostream bodyOs(text);
+  // Merge adjacent dimensions that every access (and the contiguous
+  // outputs) walks as one.
+  SmallVector<SmallVector<int64_t>> all(accesses.begin(), accesses.end());
+  all.push_back(dtg::contiguousStrides(space));
+  SmallVector<int64_t> dims;
+  SmallVector<SmallVector<int64_t>> merged(all.size());
+  for (size_t d = 0; d < space.size(); ++d) {
+    bool merge = !dims.empty();
+    for (size_t a = 0; a < all.size() && merge; ++a)
+      merge = merged[a].back() == all[a][d] * space[d];
+    if (merge) {
+      dims.back() *= space[d];
+      for (size_t a = 0; a < all.size(); ++a)
+        merged[a].back() = all[a][d];
+      continue;
+    }
+    dims.push_back(space[d]);
+    for (size_t a = 0; a < all.size(); ++a)
+      merged[a].push_back(all[a][d]);
+  }
+  // Rewrite sources onto the merged space (a copy: other phases keep the
+  // originals).
+  llvm::DenseMap<Value, Source> saved = sources;
+  {
+    size_t a = 0;
+    for (auto &[v, source] : sources) {
+      if (!llvm::any_of(v.getUsers(), [&](Operation *user) {
+            return llvm::is_contained(ops, user);
+          }))
+        continue;
+      source.strides = merged[a++];
+    }
+  }
+  SmallVector<std::string> vars;
+  for (size_t d = 0; d < dims.size(); ++d)
+    vars.push_back("i" + std::to_string(d));
+  if (numel(space) >= kParallelThreshold && !dims.empty())
+    os << "#pragma omp parallel for\n";
+  for (size_t d = 0; d < dims.size(); ++d)
+    os << "  for (int64_t " << vars[d] << " = 0; " << vars[d] << " < "
+       << dims[d] << "; ++" << vars[d] << ")\n";
+  os << "  {\n";
+  // Sources now hold merged strides of rank dims.size(): read them over
+  // the merged space directly.
+  llvm::DenseMap<Value, std::string> names;
+  preloadedValue = preloaded;
+  for (Operation *inner : ops) {
+    SmallVector<std::string> args;
+    for (Value operand : inner->getOperands()) {
+      if (auto it = names.find(operand); it != names.end()) {
+        args.push_back(it->second);
+        continue;
+      }
+      if (auto it = constants.find(operand); it != constants.end()) {
+        args.push_back(it->second);
+        continue;
+      }
+      std::string name = fresh();
+      if (operand == preloaded) {
+        bodyOs << "    const " << e.cTypeOf(operand) << " " << name << " = "
+               << preloadedPointer << "[" << indexExpr(0, merged.back(), vars)
+               << "];\n";
+      } else {
+        auto it = sources.find(operand);
+        if (it == sources.end())
+          return op.emitError("the CPU target cannot place a value of this "
+                              "kernel");
+        bodyOs << "    const " << e.cTypeOf(operand) << " " << name << " = "
+               << it->second.pointer << "["
+               << indexExpr(it->second.offset, it->second.strides, vars)
+               << "];\n";
+      }
+      names[operand] = name;
+      args.push_back(name);
+    }
+    FailureOr<std::string> call = scalarCall(inner, args, e);
+    if (failed(call))
+      return failure();
+    std::string name = fresh();
+    bodyOs << "    const " << e.cTypeOf(inner->getResult(0)) << " " << name
+           << " = " << *call << ";\n";
+    names[inner->getResult(0)] = name;
+  }
+  // Outputs written by this loop.
+  for (auto &[v, number] : outputOf) {
+    if (!names.count(v) || v == preloaded)
+      continue;
+    if (dimsOf(v) != space)
+      continue;
+    bodyOs << "    out" << number << "[" << indexExpr(0, merged.back(), vars)
+           << "] = " << names[v] << ";\n";
+  }
+  os << text << "  }\n";
+  sources = std::move(saved);
+  return success();
+}
+
+LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &os) {
+  SmallVector<Operation *> prologue, reductions, epilogue;
+  Operation *first = nullptr;
+  for (Operation &inner : body->without_terminator()) {
+    if (isa<dtg::ConstantOp>(inner) || dtg::isFusibleView(&inner))
+      continue;
+    if (dtg::isFusibleReduction(&inner)) {
+      if (!first)
+        first = &inner;
+      reductions.push_back(&inner);
+    }
+  }
+  if (!first)
+    return op.emitError("a reduction kernel holds no reduction");
+  ArrayRef<int64_t> in = dimsOf(first->getOperand(0));
+  ArrayRef<int64_t> out = dimsOf(first->getResult(0));
+  auto axes = cast<DenseI64ArrayAttr>(first->getAttr("axes")).asArrayRef();
+  for (Operation *r : reductions)
+    if (dimsOf(r->getOperand(0)) != in || dimsOf(r->getResult(0)) != out ||
+        cast<DenseI64ArrayAttr>(r->getAttr("axes")).asArrayRef() != axes)
+      return r->emitError("the reductions of a kernel must share their "
+                          "shapes and axes");
+  if (numel(in) == numel(out))
+    return op.emitError("a reduction kernel must reduce");
+  for (int64_t a : axes)
+    if (a < 0 || a >= static_cast<int64_t>(in.size()))
+      return first->emitError("reduction axis out of range");
+  for (Operation &inner : body->without_terminator()) {
+    if (isa<dtg::ConstantOp>(inner) || dtg::isFusibleView(&inner) ||
+        dtg::isFusibleReduction(&inner))
+      continue;
+    ArrayRef<int64_t> shape = dimsOf(inner.getResult(0));
+    if (shape == in)
+      prologue.push_back(&inner);
+    else if (shape == out)
+      epilogue.push_back(&inner);
+    else
+      return inner.emitError("an op of a reduction kernel must have the "
+                             "reduction's input or result shape");
+  }
+  // r walks the results; the kept coordinates index the input.
+  SmallVector<std::string> inIndex(in.size()), outIndex(out.size());
+  int64_t outCount = numel(out);
+  if (numel(in) >= kParallelThreshold && outCount > 1)
+    os << "#pragma omp parallel for\n";
+  os << "  for (int64_t r = 0; r < " << outCount << "; ++r) {\n";
+  os << "    int64_t rest = r;\n    (void)rest;\n";
+  for (int64_t d = static_cast<int64_t>(in.size()) - 1; d >= 0; --d) {
+    if (llvm::is_contained(axes, d))
+      continue;
+    inIndex[d] = "c" + std::to_string(d);
+    os << "    const int64_t " << inIndex[d] << " = rest % " << in[d]
+       << ";\n    rest /= " << in[d] << ";\n";
+  }
+  // Accumulators.
+  SmallVector<std::string> acc;
+  for (Operation *r : reductions) {
+    std::string name = "acc" + std::to_string(acc.size());
+    std::string init = isa<dtg::ReduceMaxOp>(r)   ? "-HUGE_VAL"
+                       : isa<dtg::ReduceMinOp>(r) ? "HUGE_VAL"
+                                                  : "0.0";
+    os << "    double " << name << " = " << init << ";\n";
+    acc.push_back(name);
+  }
+  // The reduced coordinates, in increasing order of the input's elements.
+  for (int64_t a : axes) {
+    inIndex[a] = "j" + std::to_string(a);
+    os << "    for (int64_t " << inIndex[a] << " = 0; " << inIndex[a] << " < "
+       << in[a] << "; ++" << inIndex[a] << ")\n";
+  }
+  os << "    {\n";
+  llvm::DenseMap<Value, std::string> names;
+  std::string text;
+  llvm::raw_string_ostream bodyOs(text);
+  if (failed(computeOps(prologue, in, inIndex, bodyOs, names)))
+    return failure();
+  for (auto [r, name] : llvm::zip(reductions, acc)) {
+    FailureOr<std::string> v =
+        valueAt(r->getOperand(0), in, inIndex, bodyOs, names);
+    if (failed(v))
+      return failure();
+    StringRef step = isa<dtg::ReduceMaxOp>(r)   ? "maxStep"
+                     : isa<dtg::ReduceMinOp>(r) ? "minStep"
+                                                : "sumStep";
+    bodyOs << "      " << name << " = dtck::scalar::" << step << "(" << name
+           << ", " << *v << ");\n";
+  }
+  os << text << "    }\n";
+  // Results of the reductions, then the epilogue at element r.
+  os << "    rest = r;\n";
+  for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+    outIndex[d] = "e" + std::to_string(d);
+    os << "    const int64_t " << outIndex[d] << " = rest % " << out[d]
+       << ";\n    rest /= " << out[d] << ";\n";
+  }
+  llvm::DenseMap<Value, std::string> outNames;
+  int64_t count = numel(in) / std::max<int64_t>(outCount, 1);
+  for (auto [r, name] : llvm::zip(reductions, acc)) {
+    std::string type = e.cTypeOf(r->getResult(0));
+    std::string value = name;
+    if (isa<dtg::ReduceMeanOp>(r))
+      value = name + " / " + KernelEmitter::literal(double(count));
+    std::string result = fresh();
+    os << "      const " << type << " " << result << " = dtck::scalar::finish<"
+       << type << ">(" << value << ");\n";
+    outNames[r->getResult(0)] = result;
+    if (auto it = outputOf.find(r->getResult(0)); it != outputOf.end())
+      os << "      out" << it->second << "[r] = " << result << ";\n";
+  }
+  if (failed(computeOps(epilogue, out, outIndex, os, outNames)))
+    return failure();
+  os << "  }\n";
+  return success();
+}
+
+LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
+  dtg::MatMulOp matmul;
+  SmallVector<Operation *> epilogue;
+  for (Operation &inner : body->without_terminator()) {
+    if (auto m = dyn_cast<dtg::MatMulOp>(inner)) {
+      matmul = m;
+      continue;
+    }
+    if (isa<dtg::ConstantOp>(inner) || dtg::isFusibleView(&inner))
+      continue;
+    epilogue.push_back(&inner);
+  }
+  if (!matmul)
+    return op.emitError("a gemm kernel holds no matmul");
+  Value result = matmul.getResult();
+  ArrayRef<int64_t> sy = dimsOf(result);
+  int r = static_cast<int>(sy.size());
+  for (Operation *inner : epilogue)
+    if (dimsOf(inner->getResult(0)) != sy)
+      return inner->emitError("an op of a gemm kernel must have the "
+                              "product's shape");
+  // The operands as matrix views.
+  auto view = [&](Value v, std::string &pointer) -> FailureOr<std::string> {
+    auto it = sources.find(v);
+    ArrayRef<int64_t> dims = dimsOf(v);
+    if (it == sources.end() || dims.size() < 2 || r < 2)
+      return matmul.emitError("the CPU target fuses matmuls of inputs and "
+                              "their views of rank >= 2 only");
+    pointer = it->second.pointer;
+    ArrayRef<int64_t> strides = it->second.strides;
+    size_t rank = dims.size();
+    SmallVector<int64_t> batch = broadcastTo(
+        dims.drop_back(2), ArrayRef(strides).drop_back(2), sy.drop_back(2));
+    std::string text = "{" + std::to_string(it->second.offset) + ", {";
+    for (auto [i, s] : llvm::enumerate(batch))
+      text += (i ? ", " : "") + std::to_string(s);
+    text += "}, " + std::to_string(strides[rank - 2]) + ", " +
+            std::to_string(strides[rank - 1]) + "}";
+    return text;
+  };
+  std::string pa, pb;
+  FailureOr<std::string> va = view(matmul.getLhs(), pa);
+  FailureOr<std::string> vb = view(matmul.getRhs(), pb);
+  if (failed(va) || failed(vb))
+    return failure();
+  std::string type = e.cTypeOf(result);
+  // Where the product goes: its own output, an output of its type, or a
+  // scratch buffer.
+  std::string target;
+  if (auto it = outputOf.find(result); it != outputOf.end()) {
+    target = "out" + std::to_string(it->second);
+  } else {
+    for (auto &[v, number] : outputOf)
+      if (v.getType() == result.getType() &&
+          (target.empty() || number < unsigned(std::stoi(target.substr(3)))))
+        target = "out" + std::to_string(number);
+  }
+  if (target.empty()) {
+    os << "  std::vector<" << type << "> product(" << numel(sy) << ");\n";
+    target = "product.data()";
+  }
+  os << "  static constexpr dtck::MatrixView va = " << *va << ";\n";
+  os << "  static constexpr dtck::MatrixView vb = " << *vb << ";\n";
+  os << "  dtck::matmulView(" << e.shapeOf(sy) << ", "
+     << dimsOf(matmul.getLhs()).back() << ", " << pa << ", va, " << pb
+     << ", vb, " << target << ");\n";
+  if (epilogue.empty())
+    return success();
+  preloadedPointer = target;
+  return emitLoop(os, epilogue, sy, result);
+}
+
+LogicalResult FusionPrinter::emit() {
+  if (failed(e.checkTensors(op)))
+    return failure();
+  for (Operation &inner : op.getBody().front().without_terminator())
+    if (failed(e.checkTensors(&inner)))
+      return failure();
+  std::string name = e.uniqueName("fused");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // The ONNX nodes it came from.
+  llvm::SetVector<std::string, std::vector<std::string>, std::set<std::string>>
+      nodes;
+  for (Operation &inner : op.getBody().front().without_terminator())
+    if (!isa<dtg::ConstantOp>(inner))
+      if (std::string node = dtc::onnxNodeName(inner.getLoc()); !node.empty())
+        nodes.insert(node);
+  os << "// " << op.getKind() << " kernel";
+  if (!nodes.empty()) {
+    os << " of";
+    for (auto [i, node] : llvm::enumerate(nodes)) {
+      if (i == 8) {
+        os << " and " << nodes.size() - 8 << " more";
+        break;
+      }
+      os << (i ? ", " : " ") << node;
+    }
+  }
+  os << "\nstatic void " << name << "(";
+  SmallVector<std::string> params, args;
+  for (auto [i, v] : llvm::enumerate(op.getInputs())) {
+    params.push_back("const " + e.cTypeOf(v) + " *__restrict in" +
+                     std::to_string(i));
+    args.push_back(e.buffer(v));
+  }
+  for (auto [i, v] : llvm::enumerate(op.getResults())) {
+    params.push_back(e.cTypeOf(v) + " *__restrict out" + std::to_string(i));
+    args.push_back(e.buffer(v));
+  }
+  os << llvm::join(params, ", ") << ") {\n";
+  if (failed(prepare(os)))
+    return failure();
+  StringRef kind = op.getKind();
+  LogicalResult status = failure();
+  if (kind == "loop") {
+    SmallVector<Operation *> ops;
+    for (Operation &inner : body->without_terminator())
+      if (!isa<dtg::ConstantOp>(inner) && !dtg::isFusibleView(&inner))
+        ops.push_back(&inner);
+    if (ops.empty())
+      return op.emitError("a loop kernel computes nothing");
+    ArrayRef<int64_t> space = dimsOf(ops.back()->getResult(0));
+    for (Operation *inner : ops)
+      if (dimsOf(inner->getResult(0)) != space)
+        return inner->emitError("the ops of a loop kernel must share their "
+                                "result shape");
+    status = emitLoop(os, ops, space, Value());
+  } else if (kind == "reduction") {
+    status = emitReduction(os);
+  } else if (kind == "gemm") {
+    status = emitGemm(os);
+  } else {
+    return op.emitError("the CPU target has no kernel of kind '")
+           << kind << "'";
+  }
+  if (failed(status))
+    return failure();
+  os << "}\n\n";
+  e.defineFunction(text);
+  e.statement(name + "(" + llvm::join(args, ", ") + ");");
+  return success();
+}
+
+void mlir::dtc::cpu::registerFusionEmitters(EmitRegistry &registry) {
+  registry.add<dtg::FusionOp>([](Operation *op, KernelEmitter &e) {
+    return FusionPrinter(cast<dtg::FusionOp>(op), e).emit();
+  });
+}

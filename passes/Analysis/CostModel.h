@@ -1,0 +1,132 @@
+//===- CostModel.h - per-op FLOPs, bytes and roofline time ---------*- C++
+//-*-===//
+//
+// The first cost model of dtc (DESIGN.md §2 item 12): what one dtg op costs
+// (FLOPs and bytes moved), and how long it takes on a device described by a
+// DeviceProfile, by a roofline with efficiency factors that microbenchmarks
+// measure (`dtc calibrate`), never fitted to end-to-end runs.
+//
+// FLOP counting conventions (all per result or operand element, as stated):
+// - contractions and convolutions: 2 FLOPs per multiply-add;
+// - elementwise ops: a weight per result element, from a small table:
+//   kArith (add, compare, select, ...) = 1, kDiv (div, sqrt, reciprocal) = 4,
+//   kTranscendental (exp, log, tanh, erf, sin, ...) = 8; composite ops (gelu,
+//   sigmoid, softplus, ...) add up their parts. The weights approximate the
+//   relative throughput of these operations on vector units; they change
+//   only the compute side of a roofline that memory usually bounds;
+// - reductions, normalizations, softmax, losses and optimizer updates: the
+//   operations of their textbook formula per element (see CostModel.cpp);
+// - shape ops (transpose, slice, concat, gather, pad, ...): 0 FLOPs, but they
+//   move bytes; dtg.reshape and dtg.constant move nothing.
+// Bytes are the bytes of every operand read plus every result written. An op
+// with a region (dtg.fusion: one kernel) costs its region's FLOPs and only
+// its own operands' and results' bytes. func.call costs 0: callers sum their
+// callees.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_PASSES_ANALYSIS_COSTMODEL_H
+#define DTC_PASSES_ANALYSIS_COSTMODEL_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::dtc {
+
+/// The kind of hardware work an op is, which selects its peak rate and
+/// efficiency factor.
+enum class OpClass {
+  Gemm,        ///< matmul, gemm, einsum: the GEMM peak
+  Conv,        ///< convolution and its gradients: the GEMM peak
+  Elementwise, ///< elementwise arithmetic: the vector peak
+  Reduction,   ///< reductions, norms, softmax, losses, optimizer updates
+  DataMovement ///< shape ops: bytes only
+};
+
+/// What one op costs, independent of the device.
+struct OpCost {
+  /// Floating-point operations (2 per multiply-add).
+  double flops = 0;
+  /// Bytes of operands read plus results written.
+  double bytes = 0;
+  /// True for contractions and convolutions (and their gradients).
+  bool gemmLike = false;
+};
+
+/// The cost of `op` (see the conventions above); 0 for ops that are not
+/// kernels (constants, reshapes, calls, terminators).
+OpCost estimateOpCost(Operation *op);
+
+/// Model FLOPs of `op` (DESIGN.md's flops_per_step): 2 x the multiply-adds
+/// of matmul, gemm, einsum, conv and the conv gradients, without epilogues
+/// (bias, beta * c), including those inside a region; 0 for other ops.
+double estimateModelFlops(Operation *op);
+
+/// The class of `op`; ops with a region take the class of their costliest
+/// inner op.
+OpClass classifyOp(Operation *op);
+
+/// True if `op` launches a kernel of its own: not a constant, an alias
+/// (reshape), a call, a terminator or an op inside a kernel's region.
+bool isKernelOp(Operation *op);
+
+/// A device as the cost model sees it. All rates are per device (all of its
+/// threads or SMs together).
+struct DeviceProfile {
+  /// Compute efficiency (achieved / peak) by op class, and the fraction of
+  /// the memory bandwidth that kernels reach.
+  struct Efficiency {
+    double gemm = 1, conv = 1, elementwise = 1, reduction = 1, memory = 1;
+  };
+  std::string name;
+  /// Where the figures come from (a citation or "measured by dtc
+  /// calibrate on ...").
+  std::string source;
+  /// Peak FLOP/s of a GEMM in fp32.
+  double peakGemmFlops = 0;
+  /// Peak FLOP/s of a GEMM in bf16/fp16 (0: same as fp32).
+  double peakGemmFlops16 = 0;
+  /// Peak FLOP/s of elementwise (vector, non-GEMM) work.
+  double peakVectorFlops = 0;
+  /// Memory bandwidth in bytes/s.
+  double memoryBandwidth = 0;
+  /// Seconds each kernel costs besides its roofline time (launch, fork/join).
+  double kernelOverheadS = 0;
+  /// Threads the figures were measured with (1 for GPUs: one device).
+  int64_t threads = 1;
+  Efficiency efficiency;
+};
+
+/// Roofline time of `op` on `p`: max(compute seconds, bytes / (bandwidth x
+/// memory efficiency)) + the kernel overhead for kernel ops. Compute seconds
+/// are FLOPs over peak x efficiency of the op's class; a region's ops each
+/// count at their own class's rate.
+double estimateOpSeconds(Operation *op, const DeviceProfile &p);
+
+/// The peak GEMM FLOP/s of `p` for an element type of `bitWidth` bits.
+double peakGemmFlopsFor(const DeviceProfile &p, unsigned bitWidth);
+
+/// A profile from its JSON form (toJson's); on failure `error` says which
+/// field is missing or wrong.
+FailureOr<DeviceProfile> parseDeviceProfile(const llvm::json::Value &value,
+                                            std::string &error);
+
+/// The JSON form of `p`.
+llvm::json::Value toJson(const DeviceProfile &p);
+
+/// A built-in profile by name (cpu, a100-40g, a100-80g, h100-sxm, h200) or
+/// else a JSON file of that form.
+FailureOr<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrFile,
+                                           std::string &error);
+
+/// The names of the built-in profiles, comma-separated.
+std::string builtinDeviceProfileNames();
+
+} // namespace mlir::dtc
+
+#endif // DTC_PASSES_ANALYSIS_COSTMODEL_H

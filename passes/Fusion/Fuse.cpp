@@ -1,0 +1,430 @@
+//===- Fuse.cpp - group ops into dtg.fusion kernels -----------------------===//
+//
+// Greedy producer-to-consumer grouping on each function's top-level ops (see
+// Passes.td). Groups are found first on the unchanged function, then each
+// becomes one dtg.fusion placed where its last op was.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Fusion/Passes.h"
+
+#include "dialects/DTG/IR/DTGFusion.h"
+#include "dialects/DTG/IR/DTGOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dtc-fuse"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_FUSEPASS
+#include "passes/Fusion/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// Where an op sits in a kernel: before the reductions (over their input
+/// shape), the reductions or the matmul, or after them (over the kernel's
+/// output shape; every op of a `loop` kernel).
+enum class Phase { Prologue = 0, Core = 1, Epilogue = 2 };
+
+enum class Kind { Loop, Reduction, Gemm };
+
+StringRef kindName(Kind kind) {
+  switch (kind) {
+  case Kind::Loop:
+    return "loop";
+  case Kind::Reduction:
+    return "reduction";
+  case Kind::Gemm:
+    return "gemm";
+  }
+  return "";
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// Element types the kernels of a fusion handle.
+bool supportedType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() || tensor.getRank() > 8)
+    return false;
+  Type e = tensor.getElementType();
+  return e.isF32() || e.isF64() || e.isBF16() || e.isF16() || e.isInteger(1) ||
+         e.isInteger(8) || e.isInteger(16) || e.isInteger(32) ||
+         e.isInteger(64);
+}
+
+bool allTypesSupported(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), supportedType) &&
+         llvm::all_of(op->getResultTypes(), supportedType);
+}
+
+bool isFloatTensor(Value v) {
+  return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+}
+
+bool isBackward(Operation *op) { return op->hasAttr("dtg.backward"); }
+
+/// A float matmul of matrices (operands of rank >= 2) a gemm kernel holds.
+bool isFusibleMatMul(Operation *op) {
+  return isa<dtg::MatMulOp>(op) && isFloatTensor(op->getResult(0)) &&
+         shapeOf(op->getOperand(0)).size() >= 2 &&
+         shapeOf(op->getOperand(1)).size() >= 2;
+}
+
+/// A float reduction that reduces (fewer result elements than operand
+/// elements: the kernel tells its phases apart by shape).
+bool isFusibleFloatReduction(Operation *op) {
+  return dtg::isFusibleReduction(op) && isFloatTensor(op->getOperand(0)) &&
+         dtg::numElements(shapeOf(op->getOperand(0))) !=
+             dtg::numElements(shapeOf(op->getResult(0)));
+}
+
+/// The axes of a fusible reduction.
+ArrayRef<int64_t> reductionAxes(Operation *op) {
+  return cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
+}
+
+/// One group under construction.
+struct Group {
+  Kind kind = Kind::Loop;
+  /// The shape every epilogue op has (the kernel's output shape).
+  SmallVector<int64_t> shape;
+  /// Reductions: their input shape and axes.
+  SmallVector<int64_t> inShape, axes;
+  Operation *seed = nullptr;
+  bool backward = false;
+  /// Ops in the group (views included), with their phase.
+  llvm::MapVector<Operation *, Phase> ops;
+};
+
+/// Finds the groups of one block.
+class GroupFinder {
+public:
+  explicit GroupFinder(Block &block) : block(block) {
+    int64_t p = 0;
+    for (Operation &op : block)
+      position[&op] = p++;
+  }
+
+  /// Groups that save at least one kernel, in the order found.
+  SmallVector<Group> run();
+
+private:
+  /// Starts a group at `op`, or returns false.
+  bool seed(Operation *op, Group &group);
+  /// Grows `group` from its seed.
+  void grow(Group &group);
+  /// Tries to add `producer` (the defining op of an operand of `consumer`).
+  bool tryAdd(Group &group, Operation *producer, Operation *consumer);
+  /// True if every user of `op`'s results is in the group or after its
+  /// seed, and the in-group users can consume a value of phase `phase`.
+  bool usersAllow(Group &group, Operation *op, Phase phase);
+  /// Kernels the group saves.
+  int64_t saved(const Group &group) const;
+
+  Block &block;
+  llvm::DenseMap<Operation *, int64_t> position;
+  /// Non-view ops already in a group.
+  llvm::DenseSet<Operation *> assigned;
+};
+
+} // namespace
+
+static bool viewsExpressible(const Group &group);
+
+bool GroupFinder::seed(Operation *op, Group &group) {
+  if (op->getBlock() != &block || assigned.count(op) ||
+      !allTypesSupported(op) || op->getNumResults() != 1)
+    return false;
+  group = Group();
+  group.seed = op;
+  group.backward = isBackward(op);
+  Value result = op->getResult(0);
+  group.shape.assign(shapeOf(result).begin(), shapeOf(result).end());
+  if (dtg::isFusibleElementwise(op)) {
+    group.kind = Kind::Loop;
+    group.ops.insert({op, Phase::Epilogue});
+    return true;
+  }
+  if (isFusibleFloatReduction(op)) {
+    group.kind = Kind::Reduction;
+    ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
+    group.inShape.assign(in.begin(), in.end());
+    group.axes.assign(reductionAxes(op).begin(), reductionAxes(op).end());
+    group.ops.insert({op, Phase::Core});
+    return true;
+  }
+  if (isFusibleMatMul(op)) {
+    group.kind = Kind::Gemm;
+    group.ops.insert({op, Phase::Core});
+    return true;
+  }
+  return false;
+}
+
+bool GroupFinder::usersAllow(Group &group, Operation *op, Phase phase) {
+  for (Operation *user : op->getUsers()) {
+    auto it = group.ops.find(user);
+    if (it == group.ops.end()) {
+      // An outside user must come after the kernel (which sits at the seed).
+      if (user->getBlock() != &block ||
+          position.lookup(user) <= position.lookup(group.seed))
+        return false;
+      continue;
+    }
+    if (dtg::isFusibleView(user))
+      return false; // views read only the kernel's inputs
+    Phase consumer = it->second;
+    bool ok = consumer == phase ||
+              (phase == Phase::Prologue && consumer == Phase::Core) ||
+              (phase == Phase::Core && consumer == Phase::Epilogue);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+bool GroupFinder::tryAdd(Group &group, Operation *producer,
+                         Operation *consumer) {
+  if (!producer || producer->getBlock() != &block ||
+      group.ops.count(producer) || !allTypesSupported(producer))
+    return false;
+  Phase consumerPhase = group.ops.lookup(consumer);
+  bool consumerIsView = dtg::isFusibleView(consumer);
+  if (dtg::isFusibleView(producer)) {
+    // A view reads the kernel's inputs only (copied in: the original stays
+    // for other users).
+    Operation *source = producer->getOperand(0).getDefiningOp();
+    if (source && group.ops.count(source) && !dtg::isFusibleView(source))
+      return false;
+    group.ops.insert({producer, consumerPhase});
+    return true;
+  }
+  if (consumerIsView || assigned.count(producer) ||
+      isBackward(producer) != group.backward || producer->getNumResults() != 1)
+    return false;
+  Value result = producer->getResult(0);
+  ArrayRef<int64_t> shape = shapeOf(result);
+  if (dtg::isFusibleElementwise(producer)) {
+    Phase phase;
+    if (consumerPhase == Phase::Epilogue && shape == ArrayRef(group.shape))
+      phase = Phase::Epilogue;
+    else if (group.kind == Kind::Reduction &&
+             consumerPhase != Phase::Epilogue &&
+             shape == ArrayRef(group.inShape))
+      phase = Phase::Prologue;
+    else
+      return false;
+    if (isa<dtg::MatMulOp>(consumer))
+      return false; // matmul operands are inputs or views of them
+    if (!usersAllow(group, producer, phase))
+      return false;
+    group.ops.insert({producer, phase});
+    return true;
+  }
+  if (consumerPhase != Phase::Epilogue || shape != ArrayRef(group.shape))
+    return false;
+  if (isFusibleFloatReduction(producer)) {
+    ArrayRef<int64_t> in = shapeOf(producer->getOperand(0));
+    if (group.kind == Kind::Gemm)
+      return false;
+    if (group.kind == Kind::Reduction &&
+        (in != ArrayRef(group.inShape) ||
+         reductionAxes(producer) != ArrayRef(group.axes)))
+      return false;
+    if (!usersAllow(group, producer, Phase::Core))
+      return false;
+    group.kind = Kind::Reduction;
+    group.inShape.assign(in.begin(), in.end());
+    group.axes.assign(reductionAxes(producer).begin(),
+                      reductionAxes(producer).end());
+    group.ops.insert({producer, Phase::Core});
+    return true;
+  }
+  if (isFusibleMatMul(producer) && group.kind == Kind::Loop) {
+    if (!usersAllow(group, producer, Phase::Core))
+      return false;
+    group.kind = Kind::Gemm;
+    group.ops.insert({producer, Phase::Core});
+    return true;
+  }
+  return false;
+}
+
+void GroupFinder::grow(Group &group) {
+  // Breadth-first over operands of the ops added.
+  for (size_t next = 0; next < group.ops.size(); ++next) {
+    Operation *op = group.ops.begin()[next].first;
+    for (Value operand : op->getOperands())
+      tryAdd(group, operand.getDefiningOp(), op);
+  }
+}
+
+int64_t GroupFinder::saved(const Group &group) const {
+  int64_t kernels = 0;
+  for (auto [op, phase] : group.ops) {
+    if (!dtg::isFusibleView(op)) {
+      ++kernels;
+      continue;
+    }
+    if (isa<dtg::ReshapeOp>(op))
+      continue;
+    // A copied-in view saves its kernel when nothing else reads it.
+    if (llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return group.ops.count(user) > 0;
+        }))
+      ++kernels;
+  }
+  return kernels - 1;
+}
+
+SmallVector<Group> GroupFinder::run() {
+  SmallVector<Operation *> order;
+  for (Operation &op : block)
+    order.push_back(&op);
+  SmallVector<Group> groups;
+  for (Operation *op : llvm::reverse(order)) {
+    Group group;
+    if (!seed(op, group))
+      continue;
+    grow(group);
+    if (saved(group) < 1 || !viewsExpressible(group))
+      continue;
+    for (auto [member, phase] : group.ops)
+      if (!dtg::isFusibleView(member))
+        assigned.insert(member);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+/// True if every view of the group is a strided view of an input.
+static bool viewsExpressible(const Group &group) {
+  SmallVector<Operation *> views;
+  for (auto [op, phase] : group.ops)
+    if (dtg::isFusibleView(op))
+      views.push_back(op);
+  llvm::sort(views,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::DenseMap<Operation *, std::pair<SmallVector<int64_t>, int64_t>> done;
+  for (Operation *view : views) {
+    Value source = view->getOperand(0);
+    SmallVector<int64_t> strides = dtg::contiguousStrides(shapeOf(source));
+    int64_t offset = 0;
+    if (auto it = done.find(source.getDefiningOp()); it != done.end()) {
+      strides = it->second.first;
+      offset = it->second.second;
+    }
+    SmallVector<int64_t> resultStrides;
+    int64_t resultOffset;
+    if (failed(
+            dtg::applyView(view, strides, offset, resultStrides, resultOffset)))
+      return false;
+    done[view] = {resultStrides, resultOffset};
+  }
+  return true;
+}
+
+/// True for a constant copied into the kernels that read it.
+static bool isInlinedConstant(Value v) {
+  auto constant = v.getDefiningOp<dtg::ConstantOp>();
+  return constant && isa<SplatElementsAttr>(constant.getValue());
+}
+
+/// Replaces `group`'s ops with one dtg.fusion at its seed.
+static void materialize(Group &group) {
+  SmallVector<Operation *> ops;
+  for (auto [op, phase] : group.ops)
+    ops.push_back(op);
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
+
+  llvm::SetVector<Value> inputs;
+  SmallVector<Operation *> constants;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && members.count(def))
+        continue;
+      if (isInlinedConstant(operand)) {
+        if (!llvm::is_contained(constants, def))
+          constants.push_back(def);
+        continue;
+      }
+      inputs.insert(operand);
+    }
+  SmallVector<Value> outputs;
+  for (Operation *op : ops) {
+    if (dtg::isFusibleView(op))
+      continue;
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !members.count(user); }))
+        outputs.push_back(result);
+  }
+
+  SmallVector<Location> locations;
+  for (Operation *op : ops)
+    if (!dtg::isFusibleView(op))
+      locations.push_back(op->getLoc());
+  OpBuilder builder(group.seed);
+  Location loc = builder.getFusedLoc(locations);
+  SmallVector<Type> resultTypes;
+  for (Value v : outputs)
+    resultTypes.push_back(v.getType());
+  auto fusion = builder.create<dtg::FusionOp>(
+      loc, resultTypes, kindName(group.kind), inputs.getArrayRef());
+  if (group.backward)
+    fusion->setAttr("dtg.backward", builder.getUnitAttr());
+  Block &body = fusion.getBody().front();
+  IRMapping mapping;
+  for (auto [input, arg] : llvm::zip(inputs, body.getArguments()))
+    mapping.map(input, arg);
+  OpBuilder inner = OpBuilder::atBlockEnd(&body);
+  for (Operation *constant : constants)
+    inner.clone(*constant, mapping);
+  for (Operation *op : ops)
+    inner.clone(*op, mapping);
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(mapping.lookup(v));
+  inner.create<dtg::YieldOp>(loc, yielded);
+
+  for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+    output.replaceUsesWithIf(
+        result, [&](OpOperand &use) { return !members.count(use.getOwner()); });
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty())
+      op->erase();
+}
+
+namespace {
+struct FusePass : public mlir::dtc::impl::FusePassBase<FusePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Block &block = func.getBody().front();
+    SmallVector<Group> groups = GroupFinder(block).run();
+    LLVM_DEBUG(llvm::dbgs() << "dtc-fuse: " << groups.size() << " groups in "
+                            << func.getSymName() << "\n");
+    for (Group &group : groups)
+      materialize(group);
+    // Constants every reader of which now holds a copy.
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (isa<dtg::ConstantOp>(op) && op.use_empty())
+        op.erase();
+  }
+};
+} // namespace

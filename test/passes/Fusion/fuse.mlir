@@ -1,0 +1,148 @@
+// RUN: dtc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dtc-fuse))' | FileCheck %s
+
+// Kernel fusion: which ops dtc-fuse groups into dtg.fusion, and which it
+// leaves alone.
+
+// Tests that an elementwise chain with a broadcast operand becomes one loop
+// kernel, with the scalar constant copied in.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[R:.+]] = dtg.fusion "loop"(%{{.+}}, %{{.+}}) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK: dtg.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: dtg.add
+// CHECK: dtg.mul
+// CHECK: dtg.tanh
+// CHECK: dtg.yield
+// CHECK-NOT: dtg.tanh
+// CHECK: return %[[R]]
+func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %s = dtg.add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %c = dtg.constant dense<0.5> : tensor<f32>
+  %m = dtg.mul %s, %c : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %t = dtg.tanh %m : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a matmul takes its bias and activation as an epilogue and its
+// transposed weight as a view; the weight's other user stays outside.
+// CHECK-LABEL: func.func @gemm
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[W:.+]]: tensor<16x8xf32>, %[[B:.+]]: tensor<16xf32>)
+// CHECK: %[[R:.+]] = dtg.fusion "gemm"(%[[W]], %[[X]], %[[B]])
+// CHECK: dtg.transpose
+// CHECK: dtg.matmul
+// CHECK: dtg.add
+// CHECK: dtg.relu
+// CHECK: dtg.yield
+// CHECK-NOT: dtg.transpose
+// CHECK: %[[N:.+]] = dtg.neg %[[W]]
+// CHECK: return %[[R]], %[[N]]
+func.func @gemm(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<16x8xf32>) {
+  %t = dtg.transpose %w {perm = array<i64: 1, 0>} : tensor<16x8xf32> -> tensor<8x16xf32>
+  %m = dtg.matmul %x, %t : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %a = dtg.add %b, %m : tensor<16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %r = dtg.relu %a : tensor<4x16xf32>
+  %n = dtg.neg %w : tensor<16x8xf32>
+  return %r, %n : tensor<4x16xf32>, tensor<16x8xf32>
+}
+
+// -----
+
+// Tests that the gradient-norm chain (scale, square, sum, widen, add to the
+// running sum) becomes one reduction kernel that also returns the scaled
+// gradient, which has a user outside.
+// CHECK-LABEL: func.func @norm
+// CHECK: %[[R:.+]]:2 = dtg.fusion "reduction"
+// CHECK: %[[D:.+]] = dtg.div
+// CHECK: dtg.mul %[[D]], %[[D]]
+// CHECK: dtg.reduce_sum
+// CHECK: dtg.cast
+// CHECK: %[[S:.+]] = dtg.add
+// CHECK: dtg.yield %[[D]], %[[S]]
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @norm(%g: tensor<64x32xf32>, %n: tensor<f32>, %acc: tensor<f64>) -> (tensor<64x32xf32>, tensor<f64>) {
+  %d = dtg.div %g, %n : tensor<64x32xf32>, tensor<f32> -> tensor<64x32xf32>
+  %sq = dtg.mul %d, %d : tensor<64x32xf32>, tensor<64x32xf32> -> tensor<64x32xf32>
+  %s = dtg.reduce_sum %sq {axes = array<i64: 0, 1>, keepdims = false} : tensor<64x32xf32> -> tensor<f32>
+  %c = dtg.cast %s : tensor<f32> -> tensor<f64>
+  %r = dtg.add %acc, %c : tensor<f64>, tensor<f64> -> tensor<f64>
+  return %d, %r : tensor<64x32xf32>, tensor<f64>
+}
+
+// -----
+
+// Tests that forward and backward ops never share a kernel, and that the
+// backward kernel keeps dtg.backward.
+// CHECK-LABEL: func.func @phases
+// CHECK: %[[E:.+]] = dtg.exp
+// CHECK: dtg.fusion "loop"(%[[E]]) {dtg.backward}
+func.func @phases(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = dtg.exp %x : tensor<4x8xf32>
+  %n = dtg.neg %e {dtg.backward} : tensor<4x8xf32>
+  %t = dtg.tanh %n {dtg.backward} : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that nothing fuses across a call.
+// CHECK-LABEL: func.func @barrier
+// CHECK-NOT: dtg.fusion
+// CHECK: return
+func.func private @callee(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+func.func @barrier(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = dtg.exp %x : tensor<4xf32>
+  %c = func.call @callee(%e) : (tensor<4xf32>) -> tensor<4xf32>
+  %t = dtg.tanh %c : tensor<4xf32>
+  return %t : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a producer whose outside user comes before the kernel stays
+// out of it.
+// CHECK-LABEL: func.func @early_user
+// CHECK: %[[E:.+]] = dtg.exp
+// CHECK: %[[C:.+]] = call @callee(%[[E]])
+// CHECK: dtg.fusion "loop"(%[[E]], %[[C]])
+func.func private @callee(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+func.func @early_user(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = dtg.exp %x : tensor<4xf32>
+  %c = func.call @callee(%e) : (tensor<4xf32>) -> tensor<4xf32>
+  %t = dtg.add %e, %c : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %u = dtg.tanh %t : tensor<4xf32>
+  return %u : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a single op, and an integer matmul, stay unfused.
+// CHECK-LABEL: func.func @alone
+// CHECK-NOT: dtg.fusion
+// CHECK: return
+func.func @alone(%x: tensor<4x8xf32>, %a: tensor<4x8xi64>, %b: tensor<8x2xi64>) -> (tensor<4x8xf32>, tensor<4x2xi64>) {
+  %e = dtg.exp %x : tensor<4x8xf32>
+  %m = dtg.matmul %a, %b : tensor<4x8xi64>, tensor<8x2xi64> -> tensor<4x2xi64>
+  %r = dtg.neg %m : tensor<4x2xi64>
+  return %e, %r : tensor<4x8xf32>, tensor<4x2xi64>
+}
+
+// -----
+
+// Tests that a reduction feeding an op over the reduction's input shape
+// (a second pass over the rows) does not join that op's kernel.
+// CHECK-LABEL: func.func @two_pass
+// CHECK: %[[S:.+]] = dtg.reduce_sum
+// CHECK: dtg.fusion "loop"(%{{.+}}, %[[S]])
+func.func @two_pass(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = dtg.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %d = dtg.sub %x, %s : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %e = dtg.exp %d : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}
