@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import platform
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,6 +25,10 @@ llvm_config.with_environment("PATH", config.dtc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]:
     config.environment[var] = "1"
+
+# Tests that name x86-64 CPU levels say `REQUIRES: x86_64`.
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")
 
 tool_dirs = [config.dtc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dtc", "dtc-opt"], tool_dirs)

@@ -104,6 +104,8 @@ struct CompileCommandOptions {
   std::string deviceProfile = "cpu";
   /// False under --no-fuse: one kernel per op (the unfused baseline).
   bool fuse = true;
+  /// --cpu-arch: the CPU the generated program is compiled for.
+  std::string cpuArch = "native";
   /// --precision (fp32, bf16 or fp16) and the fp16 loss-scale defaults.
   MixedPrecisionPassOptions precision{/*precision=*/"fp32"};
   /// True if --loss-scale-init or --loss-scale-window was given.

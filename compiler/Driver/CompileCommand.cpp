@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -119,6 +120,12 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     return reportError("--loss-scale-window expects a positive number of "
                        "steps, got " +
                        Twine(precision.lossScaleWindow));
+  if (cmd.cpuArch.empty() || !llvm::all_of(cmd.cpuArch, [](char c) {
+        return llvm::isAlnum(c) || c == '-' || c == '_' || c == '.';
+      }))
+    return reportError("--cpu-arch expects a CPU name such as native or "
+                       "x86-64-v3, got '" +
+                       cmd.cpuArch + "'");
   std::string profileError;
   FailureOr<DeviceProfile> profile =
       loadDeviceProfile(cmd.deviceProfile, profileError);
@@ -167,7 +174,9 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     llvm::sys::path::append(p, name);
     return std::string(p);
   };
-  std::unique_ptr<TargetInfo> target = createCPUTargetInfo();
+  CPUTargetOptions targetOptions;
+  targetOptions.arch = cmd.cpuArch;
+  std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
   std::string source;
   llvm::raw_string_ostream os(source);
   if (failed(target->emitProgram(**module, ProgramKind::Training, os)))

@@ -6,6 +6,7 @@
 #include "compiler/Driver/Npy.h"
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
+#include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +30,9 @@ LogicalResult CompiledForward::build(ModuleOp module, StringRef dir,
                                      std::string &error) {
   folder = dir.str();
   context = module.getContext();
+  // As `dtc compile` runs them: kernels fused, then memory planned.
   PassManager pm(context);
+  pm.addNestedPass<func::FuncOp>(createFusePass());
   pm.addPass(createPlanMemoryPass());
   if (failed(pm.run(module))) {
     error = "memory planning failed";

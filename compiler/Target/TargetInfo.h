@@ -41,8 +41,16 @@ public:
                                std::string &log) = 0;
 };
 
+/// Options of the CPU target.
+struct CPUTargetOptions {
+  /// The host compiler's -march: "native" (the building machine's CPU, the
+  /// fastest code) or a baseline every rank's CPU has, such as x86-64-v3.
+  std::string arch = "native";
+};
+
 /// The C++/OpenMP/OpenBLAS target.
-std::unique_ptr<TargetInfo> createCPUTargetInfo();
+std::unique_ptr<TargetInfo>
+createCPUTargetInfo(const CPUTargetOptions &options = {});
 
 } // namespace mlir::dtc
 

@@ -83,8 +83,20 @@ LogicalResult matmulGradient(Operation *op, ArrayRef<Value> grads,
     return success();
   }
   Value dlhs = b.create<MatMulOp>(g, transposeLast2(b, rhs));
-  Value drhs = b.create<MatMulOp>(transposeLast2(b, lhs), g);
   out.push_back(b.unbroadcast(dlhs, shapeOf(lhs)));
+  ArrayRef<int64_t> lhsShape = shapeOf(lhs);
+  if (shapeOf(rhs).size() == 2 && lhsShape.size() > 2) {
+    // A weight shared by every batch element (x[..., M, K] W[K, N]): one
+    // product over the flattened rows, X^T G with X [P*M, K] and G [P*M, N],
+    // instead of P products summed afterwards.
+    int64_t k = lhsShape.back(), n = shapeOf(g).back();
+    int64_t rows = typeOf(lhs).getNumElements() / std::max<int64_t>(k, 1);
+    Value flatLhs = b.reshape(lhs, {rows, k});
+    Value flatG = b.reshape(g, {rows, n});
+    out.push_back(b.create<MatMulOp>(transposeLast2(b, flatLhs), flatG));
+    return success();
+  }
+  Value drhs = b.create<MatMulOp>(transposeLast2(b, lhs), g);
   out.push_back(b.unbroadcast(drhs, shapeOf(rhs)));
   return success();
 }

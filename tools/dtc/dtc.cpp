@@ -117,6 +117,12 @@ static cl::opt<int64_t> lossScaleWindowOpt(
     cl::desc("fp16: steps without overflow before the scale doubles (default "
              "2000; train can override)"),
     cl::value_desc("N"), cl::init(2000), cl::sub(compileCmd));
+static cl::opt<std::string> cpuArchOpt(
+    "cpu-arch",
+    cl::desc("CPU the executable is compiled for (the host compiler's "
+             "-march): native (this machine's, the default) or a baseline "
+             "that every rank's CPU has, such as x86-64-v3"),
+    cl::value_desc("NAME"), cl::init("native"), cl::sub(compileCmd));
 static cl::opt<bool> noFuseOpt(
     "no-fuse",
     cl::desc("Emit one kernel per op (the unfused baseline of plan.json)"),
@@ -400,6 +406,7 @@ int main(int argc, char **argv) {
     options.memoryLimitGiB = memoryLimitOpt;
     options.deviceProfile = deviceProfileOpt;
     options.fuse = !noFuseOpt;
+    options.cpuArch = cpuArchOpt;
     options.precision.precision = precisionOpt;
     options.precision.lossScaleInit = lossScaleInitOpt;
     options.precision.lossScaleWindow = lossScaleWindowOpt;

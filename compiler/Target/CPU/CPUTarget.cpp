@@ -53,7 +53,11 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
 }
 
 class CPUTargetInfo : public TargetInfo {
+  CPUTargetOptions options;
+
 public:
+  explicit CPUTargetInfo(const CPUTargetOptions &options) : options(options) {}
+
   StringRef name() const override { return "cpu"; }
 
   LogicalResult emitProgram(ModuleOp module, ProgramKind kind,
@@ -139,8 +143,12 @@ public:
     if (auto ccache = llvm::sys::findProgramByName("ccache"))
       argv.push_back(*ccache);
     argv.push_back(compiler);
-    for (StringRef flag : {"-std=c++17", "-O2", "-fopenmp", "-w"})
+    // -ffp-contract=off: no fused multiply-adds the source does not ask
+    // for, so results do not depend on -march.
+    for (StringRef flag :
+         {"-std=c++17", "-O3", "-ffp-contract=off", "-fopenmp", "-w"})
       argv.push_back(flag.str());
+    argv.push_back("-march=" + options.arch);
     argv.push_back("-I" DTC_RUNTIME_INCLUDE_DIR);
     argv.push_back(source.str());
     argv.push_back("-o");
@@ -177,6 +185,7 @@ public:
 };
 } // namespace
 
-std::unique_ptr<TargetInfo> mlir::dtc::createCPUTargetInfo() {
-  return std::make_unique<CPUTargetInfo>();
+std::unique_ptr<TargetInfo>
+mlir::dtc::createCPUTargetInfo(const CPUTargetOptions &options) {
+  return std::make_unique<CPUTargetInfo>(options);
 }

@@ -42,6 +42,10 @@ int64_t numel(ArrayRef<int64_t> dims) {
 /// (dtck::kParallelThreshold).
 constexpr int64_t kParallelThreshold = 1 << 14;
 
+/// Results of a column reduction (last dimension kept) one task accumulates
+/// at once.
+constexpr int64_t kColumnBlock = 64;
+
 /// A strided read of an input (a block argument, possibly through views).
 struct Source {
   std::string pointer;
@@ -483,76 +487,148 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &os) {
       return inner.emitError("an op of a reduction kernel must have the "
                              "reduction's input or result shape");
   }
-  // r walks the results; the kept coordinates index the input.
-  SmallVector<std::string> inIndex(in.size()), outIndex(out.size());
+  // Accumulator declarations and updates, shared by both loop orders.
+  auto initOf = [](Operation *r) -> StringRef {
+    return isa<dtg::ReduceMaxOp>(r)   ? "-HUGE_VAL"
+           : isa<dtg::ReduceMinOp>(r) ? "HUGE_VAL"
+                                      : "0.0";
+  };
+  auto stepOf = [](Operation *r) -> StringRef {
+    return isa<dtg::ReduceMaxOp>(r)   ? "maxStep"
+           : isa<dtg::ReduceMinOp>(r) ? "minStep"
+                                      : "sumStep";
+  };
+  // The reduced coordinates, in increasing order of the input's elements.
+  auto openReducedLoops = [&](SmallVectorImpl<std::string> &inIndex,
+                              StringRef indent) {
+    for (int64_t a : axes) {
+      inIndex[a] = "j" + std::to_string(a);
+      os << indent << "for (int64_t " << inIndex[a] << " = 0; " << inIndex[a]
+         << " < " << in[a] << "; ++" << inIndex[a] << ")\n";
+    }
+  };
+  // The reductions' results and the epilogue at result element `r`, whose
+  // accumulators are `acc` (with `suffix`, such as "[q]").
   int64_t outCount = numel(out);
-  if (numel(in) >= kParallelThreshold && outCount > 1)
+  int64_t count = numel(in) / std::max<int64_t>(outCount, 1);
+  SmallVector<std::string> acc;
+  for (size_t i = 0; i < reductions.size(); ++i)
+    acc.push_back("acc" + std::to_string(i));
+  auto emitResults = [&](StringRef suffix) -> LogicalResult {
+    SmallVector<std::string> outIndex(out.size());
+    os << "    rest = r;\n";
+    for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+      outIndex[d] = "e" + std::to_string(d);
+      os << "    const int64_t " << outIndex[d] << " = rest % " << out[d]
+         << ";\n    rest /= " << out[d] << ";\n";
+    }
+    llvm::DenseMap<Value, std::string> outNames;
+    for (auto [r, name] : llvm::zip(reductions, acc)) {
+      std::string type = e.cTypeOf(r->getResult(0));
+      std::string value = name + suffix.str();
+      if (isa<dtg::ReduceMeanOp>(r))
+        value += " / " + KernelEmitter::literal(double(count));
+      std::string result = fresh();
+      os << "      const " << type << " " << result
+         << " = dtck::scalar::finish<" << type << ">(" << value << ");\n";
+      outNames[r->getResult(0)] = result;
+      if (auto it = outputOf.find(r->getResult(0)); it != outputOf.end())
+        os << "      out" << it->second << "[r] = " << result << ";\n";
+    }
+    return computeOps(epilogue, out, outIndex, os, outNames);
+  };
+  // The prologue and the accumulator updates at one input element.
+  auto emitUpdates = [&](ArrayRef<std::string> inIndex,
+                         StringRef suffix) -> LogicalResult {
+    llvm::DenseMap<Value, std::string> names;
+    std::string text;
+    llvm::raw_string_ostream bodyOs(text);
+    if (failed(computeOps(prologue, in, inIndex, bodyOs, names)))
+      return failure();
+    for (auto [r, name] : llvm::zip(reductions, acc)) {
+      FailureOr<std::string> v =
+          valueAt(r->getOperand(0), in, inIndex, bodyOs, names);
+      if (failed(v))
+        return failure();
+      std::string slot = name + suffix.str();
+      bodyOs << "      " << slot << " = dtck::scalar::" << stepOf(r) << "("
+             << slot << ", " << *v << ");\n";
+    }
+    os << text;
+    return success();
+  };
+  // Decomposes `var` into the kept input coordinates of `dims` (the
+  // dimensions not reduced, last first).
+  auto emitKept = [&](ArrayRef<int64_t> dims,
+                      SmallVectorImpl<std::string> &inIndex, StringRef var) {
+    os << "    int64_t rest = " << var << ";\n    (void)rest;\n";
+    for (int64_t d : llvm::reverse(dims)) {
+      inIndex[d] = "c" + std::to_string(d);
+      os << "    const int64_t " << inIndex[d] << " = rest % " << in[d]
+         << ";\n    rest /= " << in[d] << ";\n";
+    }
+  };
+  SmallVector<int64_t> keptDims;
+  for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d)
+    if (!llvm::is_contained(axes, d))
+      keptDims.push_back(d);
+  SmallVector<std::string> inIndex(in.size());
+  bool parallel = numel(in) >= kParallelThreshold;
+
+  // The last dimension is kept (a column reduction, such as a bias
+  // gradient): each task takes a block of contiguous results of one row and
+  // walks the reduced coordinates outside, the block inside, so that reads
+  // are contiguous and vectorize. Every result still accumulates its
+  // operand elements in increasing order.
+  int64_t last = static_cast<int64_t>(in.size()) - 1;
+  if (!keptDims.empty() && keptDims.back() == last && in[last] > 1) {
+    int64_t inner = in[last];
+    int64_t block = std::min<int64_t>(inner, kColumnBlock);
+    int64_t chunks = (inner + block - 1) / block;
+    int64_t tasks = (outCount / inner) * chunks;
+    std::string len = inner % block == 0 ? std::to_string(block) : "len";
+    if (parallel && tasks > 1)
+      os << "#pragma omp parallel for\n";
+    os << "  for (int64_t b = 0; b < " << tasks << "; ++b) {\n"
+       << "    const int64_t row = b / " << chunks << ", n0 = (b % " << chunks
+       << ") * " << block << ";\n";
+    if (len == "len")
+      os << "    const int64_t len = std::min<int64_t>(" << block << ", "
+         << inner << " - n0);\n";
+    emitKept(ArrayRef(keptDims).drop_back(), inIndex, "row");
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "    double " << name << "[" << block << "];\n"
+         << "    for (int64_t q = 0; q < " << len << "; ++q)\n      " << name
+         << "[q] = " << initOf(r) << ";\n";
+    openReducedLoops(inIndex, "    ");
+    inIndex[last] = "c" + std::to_string(last);
+    os << "    for (int64_t q = 0; q < " << len << "; ++q) {\n"
+       << "      const int64_t " << inIndex[last] << " = n0 + q;\n";
+    if (failed(emitUpdates(inIndex, "[q]")))
+      return failure();
+    os << "    }\n";
+    os << "    for (int64_t q = 0; q < " << len << "; ++q) {\n"
+       << "    const int64_t r = row * " << inner << " + n0 + q;\n";
+    if (failed(emitResults("[q]")))
+      return failure();
+    os << "    }\n  }\n";
+    return success();
+  }
+
+  // Otherwise r walks the results, each reducing its elements in an inner
+  // loop (contiguous when the last dimension is reduced).
+  if (parallel && outCount > 1)
     os << "#pragma omp parallel for\n";
   os << "  for (int64_t r = 0; r < " << outCount << "; ++r) {\n";
-  os << "    int64_t rest = r;\n    (void)rest;\n";
-  for (int64_t d = static_cast<int64_t>(in.size()) - 1; d >= 0; --d) {
-    if (llvm::is_contained(axes, d))
-      continue;
-    inIndex[d] = "c" + std::to_string(d);
-    os << "    const int64_t " << inIndex[d] << " = rest % " << in[d]
-       << ";\n    rest /= " << in[d] << ";\n";
-  }
-  // Accumulators.
-  SmallVector<std::string> acc;
-  for (Operation *r : reductions) {
-    std::string name = "acc" + std::to_string(acc.size());
-    std::string init = isa<dtg::ReduceMaxOp>(r)   ? "-HUGE_VAL"
-                       : isa<dtg::ReduceMinOp>(r) ? "HUGE_VAL"
-                                                  : "0.0";
-    os << "    double " << name << " = " << init << ";\n";
-    acc.push_back(name);
-  }
-  // The reduced coordinates, in increasing order of the input's elements.
-  for (int64_t a : axes) {
-    inIndex[a] = "j" + std::to_string(a);
-    os << "    for (int64_t " << inIndex[a] << " = 0; " << inIndex[a] << " < "
-       << in[a] << "; ++" << inIndex[a] << ")\n";
-  }
+  emitKept(keptDims, inIndex, "r");
+  for (auto [r, name] : llvm::zip(reductions, acc))
+    os << "    double " << name << " = " << initOf(r) << ";\n";
+  openReducedLoops(inIndex, "    ");
   os << "    {\n";
-  llvm::DenseMap<Value, std::string> names;
-  std::string text;
-  llvm::raw_string_ostream bodyOs(text);
-  if (failed(computeOps(prologue, in, inIndex, bodyOs, names)))
+  if (failed(emitUpdates(inIndex, "")))
     return failure();
-  for (auto [r, name] : llvm::zip(reductions, acc)) {
-    FailureOr<std::string> v =
-        valueAt(r->getOperand(0), in, inIndex, bodyOs, names);
-    if (failed(v))
-      return failure();
-    StringRef step = isa<dtg::ReduceMaxOp>(r)   ? "maxStep"
-                     : isa<dtg::ReduceMinOp>(r) ? "minStep"
-                                                : "sumStep";
-    bodyOs << "      " << name << " = dtck::scalar::" << step << "(" << name
-           << ", " << *v << ");\n";
-  }
-  os << text << "    }\n";
-  // Results of the reductions, then the epilogue at element r.
-  os << "    rest = r;\n";
-  for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
-    outIndex[d] = "e" + std::to_string(d);
-    os << "    const int64_t " << outIndex[d] << " = rest % " << out[d]
-       << ";\n    rest /= " << out[d] << ";\n";
-  }
-  llvm::DenseMap<Value, std::string> outNames;
-  int64_t count = numel(in) / std::max<int64_t>(outCount, 1);
-  for (auto [r, name] : llvm::zip(reductions, acc)) {
-    std::string type = e.cTypeOf(r->getResult(0));
-    std::string value = name;
-    if (isa<dtg::ReduceMeanOp>(r))
-      value = name + " / " + KernelEmitter::literal(double(count));
-    std::string result = fresh();
-    os << "      const " << type << " " << result << " = dtck::scalar::finish<"
-       << type << ">(" << value << ");\n";
-    outNames[r->getResult(0)] = result;
-    if (auto it = outputOf.find(r->getResult(0)); it != outputOf.end())
-      os << "      out" << it->second << "[r] = " << result << ";\n";
-  }
-  if (failed(computeOps(epilogue, out, outIndex, os, outNames)))
+  os << "    }\n";
+  if (failed(emitResults("")))
     return failure();
   os << "  }\n";
   return success();

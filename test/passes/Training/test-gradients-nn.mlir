@@ -33,6 +33,16 @@ func.func @matmul_matrix_times_batch(%a: tensor<3x4xf64>, %b: tensor<2x4x5xf64>)
 
 // -----
 
+// Tests that a batch of matrices times one shared matrix (a Linear layer's
+// weight) differentiates the weight as one product over the flattened rows.
+// expected-remark @+1 {{gradients match}}
+func.func @matmul_batch_times_matrix(%a: tensor<2x3x4xf64>, %b: tensor<4x5xf64>) -> tensor<2x3x5xf64> {
+  %c = dtg.matmul %a, %b : tensor<2x3x4xf64>, tensor<4x5xf64> -> tensor<2x3x5xf64>
+  return %c : tensor<2x3x5xf64>
+}
+
+// -----
+
 // Tests gemm without transposes, with alpha, beta and a C broadcast along M.
 // expected-remark @+1 {{gradients match}}
 func.func @gemm_nn(%a: tensor<3x4xf64>, %b: tensor<4x2xf64>, %c: tensor<2xf64>) -> tensor<3x2xf64> {

@@ -1039,4 +1039,51 @@ TEST(Softmax, WideInnerTiles) {
     }
 }
 
+// The float exp of the softmax rows: within 3e-7 relative of libm's double
+// exp over the whole range it serves, exactly 0 below it, NaN for NaN.
+TEST(Softmax, ExpNonPositive) {
+  for (double x = -87.2; x <= 0; x += 0.0137) {
+    double want = std::exp(double(float(x)));
+    EXPECT_NEAR(nndetail::expNonPositive(float(x)) / want, 1.0, 3e-7) << x;
+  }
+  EXPECT_EQ(nndetail::expNonPositive(0.0f), 1.0f);
+  EXPECT_EQ(nndetail::expNonPositive(-90.0f), 0.0f);
+  EXPECT_EQ(nndetail::expNonPositive(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(nndetail::expNonPositive(NAN)));
+}
+
+// Softmax along the last axis (the float row path) of long rows with masked
+// (-inf) entries, against the definition in double: masked entries are
+// exactly 0, the others within 1e-6 relative; a row holding a NaN is NaN.
+TEST(Softmax, LastAxisRowsMaskedAndNaN) {
+  Shape sx{2, {3, 300}};
+  std::vector<float> x = ramp(sx, 37, 23, 11, 4), y(sx.numel()), ly(sx.numel());
+  for (int64_t j = 200; j < 300; ++j)
+    x[j] = -INFINITY; // row 0: the last 100 masked
+  x[300 + 7] = NAN;   // row 1
+  softmax<float>(sx, x.data(), 1, y.data());
+  logSoftmax<float>(sx, x.data(), 1, ly.data());
+  for (int64_t row : {0, 2}) {
+    const float *xr = x.data() + row * 300;
+    double max = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < 300; ++j)
+      max = std::max(max, double(xr[j]));
+    for (int64_t j = 0; j < 300; ++j)
+      sum += std::exp(double(xr[j]) - max);
+    for (int64_t j = 0; j < 300; ++j) {
+      double want = std::exp(double(xr[j]) - max) / sum;
+      if (std::isinf(xr[j])) {
+        EXPECT_EQ(y[row * 300 + j], 0.0f) << row << ", " << j;
+        continue;
+      }
+      EXPECT_NEAR(y[row * 300 + j], want, 1e-6 * want) << row << ", " << j;
+      EXPECT_NEAR(ly[row * 300 + j], std::log(want),
+                  1e-6 * std::max(1.0, std::fabs(std::log(want))))
+          << row << ", " << j;
+    }
+  }
+  for (int64_t j = 0; j < 300; ++j)
+    EXPECT_TRUE(std::isnan(y[300 + j])) << j;
+}
+
 } // namespace

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <vector>
 
 namespace dtck {
@@ -114,7 +115,7 @@ inline void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 }
 
 /// Multiply-adds above which a product is split across threads.
-constexpr int64_t kParallelGemmWork = int64_t(1) << 18;
+constexpr int64_t kParallelGemmWork = int64_t(1) << 20;
 
 /// blasGemm split across the available threads into row blocks of C (or
 /// column blocks when C has fewer rows than threads); each element of C
@@ -375,12 +376,76 @@ void softmaxTile(const T *x, T *y, int64_t size, int64_t inner, int64_t count,
   }
 }
 
+/// exp(x) in float for x <= 0 (0 below -87.3, where exp leaves the normal
+/// floats; NaN stays NaN): 2^n exp(r) with n = round(x / ln 2) and a
+/// degree-6 Taylor polynomial on |r| <= ln(2) / 2 (relative error below
+/// 2e-7). Branch-free, so that loops over it vectorize.
+inline float expNonPositive(float x) {
+  float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  float c = std::fmin(std::fmax(n, -126.0f), 0.0f); // NaN -> -126
+  float r = x - c * 0.693145751953125f - c * 1.428606765330187e-06f;
+  float p =
+      1.0f +
+      r * (1.0f + r * (0.5f + r * (1.0f / 6 +
+                                   r * (1.0f / 24 +
+                                        r * (1.0f / 120 + r * (1.0f / 720))))));
+  int32_t bits = (static_cast<int32_t>(c) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x < -87.3f ? 0.0f : p * scale;
+}
+
+/// Softmax (or its logarithm) of one contiguous row of a 16- or 32-bit float
+/// tensor: the maximum, one exp per element kept in `e` while summing (in
+/// double), then one scale. Float arithmetic: within a few float ulps of
+/// the interpreter's double result.
+template <typename T>
+void softmaxRow(const T *x, T *y, int64_t size, bool log, float *e) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t a = 0; a < size; ++a)
+    max = std::max(max, static_cast<float>(toDouble(x[a])));
+  if (max == -std::numeric_limits<float>::infinity())
+    max = 0; // every element -inf: NaN below, as exp(-inf - -inf)
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t a = 0; a < size; ++a) {
+    float v = static_cast<float>(toDouble(x[a])) - max;
+    e[a] = expNonPositive(v);
+    sum += e[a];
+  }
+  if (log) {
+    // (x - max) - log(sum): folding max + log(sum) first would lose a small
+    // log(sum) against a large max.
+    float logSum = static_cast<float>(std::log(sum));
+    for (int64_t a = 0; a < size; ++a)
+      y[a] = store<T>((static_cast<float>(toDouble(x[a])) - max) - logSum);
+    return;
+  }
+  float scale = static_cast<float>(1.0 / sum);
+#pragma omp simd
+  for (int64_t a = 0; a < size; ++a)
+    y[a] = store<T>(e[a] * scale);
+}
+
 /// Softmax or log-softmax along `axis`.
 template <typename T>
 void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
   constexpr int64_t kTile = 64;
   int64_t outer = numelOf(sx, 0, int(axis)), size = sx.dims[axis];
   int64_t inner = numelOf(sx, int(axis) + 1, sx.rank);
+  if constexpr (!std::is_same_v<T, double>) {
+    if (inner == 1) {
+      // Rows along the last axis: contiguous, in float.
+      DTCK_PARALLEL_FOR(sx.numel())
+      for (int64_t o = 0; o < outer; ++o) {
+        thread_local std::vector<float> scratch;
+        if (static_cast<int64_t>(scratch.size()) < size)
+          scratch.resize(size);
+        softmaxRow(x + o * size, y + o * size, size, log, scratch.data());
+      }
+      return;
+    }
+  }
   int64_t tiles = (inner + kTile - 1) / kTile;
   DTCK_PARALLEL_FOR(sx.numel())
   for (int64_t task = 0; task < outer * tiles; ++task) {
