@@ -29,20 +29,21 @@ static int64_t arenaOf(func::FuncOp f) {
   return a ? a.getInt() : 0;
 }
 
-/// Sums `fn` over the ops of `func`, counting a call `count` times as its
-/// callee's sum.
-template <typename Fn> static double sumOps(func::FuncOp func, Fn fn) {
+/// Sums `fn` over the ops of `func`, counting a call as its callee's sum. A
+/// dtg.fusion counts as the ops it holds when `intoFusions` (work), else as
+/// one op (a kernel, whose region the cost model sums itself).
+template <typename Fn>
+static double sumOps(func::FuncOp func, Fn fn, bool intoFusions = true) {
   double total = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
       if (callee && !callee.isExternal())
-        total += sumOps(callee, fn);
+        total += sumOps(callee, fn, intoFusions);
       continue;
     }
-    if (auto fusion = dyn_cast<dtg::FusionOp>(op)) {
-      // A fused kernel does the work of the ops it holds.
+    if (auto fusion = dyn_cast<dtg::FusionOp>(op); fusion && intoFusions) {
       for (Operation &inner : fusion.getBody().front().without_terminator())
         total += fn(&inner);
       continue;
@@ -52,21 +53,9 @@ template <typename Fn> static double sumOps(func::FuncOp func, Fn fn) {
   return total;
 }
 
-/// Sums `fn` over the ops of `func` as kernels: a call counts as its
-/// callee's sum, a dtg.fusion is one op (the cost model sums its region).
+/// sumOps with each dtg.fusion as one op.
 template <typename Fn> static double sumKernelOps(func::FuncOp func, Fn fn) {
-  double total = 0;
-  for (Operation &op : func.getBody().front().without_terminator()) {
-    if (auto call = dyn_cast<func::CallOp>(op)) {
-      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-          call, call.getCalleeAttr());
-      if (callee && !callee.isExternal())
-        total += sumKernelOps(callee, fn);
-      continue;
-    }
-    total += fn(&op);
-  }
-  return total;
+  return sumOps(func, fn, /*intoFusions=*/false);
 }
 
 int64_t mlir::dtc::countKernels(ModuleOp module) {
