@@ -19,12 +19,35 @@ config.substitutions.append(("%dtc_src", config.dtc_src_root))
 config.substitutions.append(("%syspython", "/usr/bin/python3"))
 config.substitutions.append(("%testdata", "/usr/share/libonnx-testdata/data"))
 
-llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.with_system_environment(["HOME", "TMPDIR", "DTC_TEST_REPORT", "DTC_TEST_ENSEMBLE"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.dtc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]:
     config.environment[var] = "1"
+# Where a machine sets OpenBLAS's core type (some CPUs need it for a correct
+# OpenBLAS), the tests run as every other program on it does.
+llvm_config.with_system_environment(["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"])
+
+# DTC_TEST_ISA=avx2 (scripts/test.sh --isa avx2) runs the suite as on an
+# x86-64 CPU without AVX-512, whatever this one has: OpenBLAS's Haswell
+# kernels (for dtc and for the PyTorch and NumPy references, which use the
+# same OpenBLAS), PyTorch's and oneDNN's AVX2 code paths, and generated code
+# built for x86-64-v3 (dtc compile's default via $DTC_CPU_ARCH).
+test_isa = os.environ.get("DTC_TEST_ISA", "native")
+if test_isa == "avx2":
+    config.environment.update({
+        "OPENBLAS_CORETYPE": "Haswell",
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "DNNL_MAX_CPU_ISA": "AVX2",
+        "DTC_CPU_ARCH": "x86-64-v3",
+    })
+elif test_isa != "native":
+    lit_config.fatal("DTC_TEST_ISA must be native or avx2, got '%s'" %
+                     test_isa)
+else:
+    config.environment.pop("DTC_CPU_ARCH", None)
 
 # Tests that name x86-64 CPU levels say `REQUIRES: x86_64`.
 if platform.machine() in ("x86_64", "AMD64"):

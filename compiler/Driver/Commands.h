@@ -106,6 +106,9 @@ struct CompileCommandOptions {
   bool fuse = true;
   /// --cpu-arch: the CPU the generated program is compiled for.
   std::string cpuArch = "native";
+  /// Where cpuArch came from, for messages: "--cpu-arch" or
+  /// "$DTC_CPU_ARCH".
+  std::string cpuArchOrigin = "--cpu-arch";
   /// --precision (fp32, bf16 or fp16) and the fp16 loss-scale defaults.
   MixedPrecisionPassOptions precision{/*precision=*/"fp32"};
   /// True if --loss-scale-init or --loss-scale-window was given.

@@ -123,7 +123,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (cmd.cpuArch.empty() || !llvm::all_of(cmd.cpuArch, [](char c) {
         return llvm::isAlnum(c) || c == '-' || c == '_' || c == '.';
       }))
-    return reportError("--cpu-arch expects a CPU name such as native or "
+    return reportError(cmd.cpuArchOrigin +
+                       " expects a CPU name such as native or "
                        "x86-64-v3, got '" +
                        cmd.cpuArch + "'");
   std::string profileError;

@@ -155,7 +155,7 @@ class Settings:
                  nesterov=False, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=None, clip_norm=0.0, lr_schedule="constant",
                  warmup=0, total_steps=0, min_lr=0.0, freeze=(),
-                 no_decay=(), dtype="float32", eval_every=0):
+                 no_decay=(), dtype="float32", eval_every=0, perturb=0):
         self.steps = steps
         self.global_batch = global_batch
         self.micro_batches = micro_batches
@@ -178,6 +178,7 @@ class Settings:
         self.no_decay = list(no_decay)
         self.dtype = dtype
         self.eval_every = eval_every
+        self.perturb = perturb
 
     def validate(self):
         if self.steps < 1:
@@ -216,6 +217,8 @@ class Settings:
             raise ReferenceError("--dtype must be float32 or float64")
         if self.eval_every < 0:
             raise ReferenceError("--eval-every must not be negative")
+        if self.perturb < 0:
+            raise ReferenceError("--perturb must not be negative")
 
     def as_dict(self):
         return dict(vars(self))
@@ -426,6 +429,28 @@ def eval_loss(spec, model, arrays, batch, dtype):
     return total / count if count else float("nan")
 
 
+#: --perturb's relative size: one float32 rounding (2^-24, half an ulp).
+PERTURBATION = 2.0 ** -24
+
+
+def perturb_weights(model, seed):
+    """Multiplies every floating-point parameter and buffer element by
+    (1 + u * 2^-24), u uniform in [-1, 1) from numpy's generator `seed`: a
+    float32 rounding's worth of noise in the initial state. How far such
+    runs end from the unperturbed one is the trajectory's sensitivity to
+    rounding (references.py --ensemble), what a float32 implementation's
+    distance from a float64 reference is measured against."""
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for _, tensor in list(model.named_parameters()) + \
+                list(model.named_buffers()):
+            if not tensor.is_floating_point():
+                continue
+            u = rng.uniform(-1.0, 1.0, tuple(tensor.shape))
+            tensor.mul_(torch.from_numpy(1.0 + u * PERTURBATION).to(
+                tensor.dtype))
+
+
 def train(spec, model, names, arrays, settings, eval_arrays=None):
     """Runs the steps; returns a dict of the results (see the module's
     docstring): losses, lrs, grad_norms (lists of floats), grads_step1 and
@@ -434,6 +459,8 @@ def train(spec, model, names, arrays, settings, eval_arrays=None):
     settings.validate()
     dtype = torch.float64 if settings.dtype == "float64" else torch.float32
     model.to(dtype)
+    if settings.perturb:
+        perturb_weights(model, settings.perturb)
     model.train()
     params = [p for p in model.parameters()
               if not any(fnmatch.fnmatchcase(names[p], pattern)
@@ -795,6 +822,11 @@ def _parse_args(argv):
                         default="float32",
                         help="arithmetic of the reference (default float32, "
                         "as the export)")
+    parser.add_argument("--perturb", type=int, default=0, metavar="SEED",
+                        help="multiply the initial weights by 1 + u * 2^-24 "
+                        "(u uniform in [-1, 1), numpy seed SEED; 0: off), "
+                        "to measure the trajectory's sensitivity to "
+                        "rounding")
     args = parser.parse_args(argv)
     micro_batches = args.micro_batches or 1
     if args.micro_batch is not None:
@@ -816,7 +848,7 @@ def _parse_args(argv):
         total_steps=args.total_steps, min_lr=args.min_lr,
         freeze=[p for ps in args.freeze for p in ps],
         no_decay=[p for ps in args.no_decay for p in ps], dtype=args.dtype,
-        eval_every=args.eval_every)
+        eval_every=args.eval_every, perturb=args.perturb)
     return args, settings
 
 

@@ -11,6 +11,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 using namespace llvm;
 using namespace mlir::dtc;
 
@@ -120,8 +122,9 @@ static cl::opt<int64_t> lossScaleWindowOpt(
 static cl::opt<std::string> cpuArchOpt(
     "cpu-arch",
     cl::desc("CPU the executable is compiled for (the host compiler's "
-             "-march): native (this machine's, the default) or a baseline "
-             "that every rank's CPU has, such as x86-64-v3"),
+             "-march): native (this machine's) or a baseline that every "
+             "rank's CPU has, such as x86-64-v3; the default is "
+             "$DTC_CPU_ARCH when set, else native"),
     cl::value_desc("NAME"), cl::init("native"), cl::sub(compileCmd));
 static cl::opt<bool> noFuseOpt(
     "no-fuse",
@@ -407,6 +410,13 @@ int main(int argc, char **argv) {
     options.deviceProfile = deviceProfileOpt;
     options.fuse = !noFuseOpt;
     options.cpuArch = cpuArchOpt;
+    // $DTC_CPU_ARCH sets the default for a whole cluster's (or test
+    // suite's) builds; the flag still wins.
+    if (!cpuArchOpt.getNumOccurrences())
+      if (const char *arch = std::getenv("DTC_CPU_ARCH"); arch && *arch) {
+        options.cpuArch = arch;
+        options.cpuArchOrigin = "$DTC_CPU_ARCH";
+      }
     options.precision.precision = precisionOpt;
     options.precision.lossScaleInit = lossScaleInitOpt;
     options.precision.lossScaleWindow = lossScaleWindowOpt;

@@ -17,6 +17,8 @@ import sys
 
 import numpy as np
 
+import tolerance
+
 
 def main(argv):
     parser = argparse.ArgumentParser()
@@ -59,10 +61,12 @@ def main(argv):
         worst = float(rel.max())
         if not worst <= args.rtol:
             problems.append(f"losses differ by {worst:.2e} relative")
-    print(f"{args.label}: kernels {after} fused of {before} unfused "
-          f"(ratio {'%.2f' % ratio}, at most {args.max_ratio}), "
-          f"{len(fused_loss)} steps, worst relative loss difference "
-          f"{worst:.2e}")
+    line = (f"{args.label}: kernels {after} fused of {before} unfused "
+            f"(ratio {'%.2f' % ratio}, at most {args.max_ratio}), "
+            f"{len(fused_loss)} steps, worst relative loss difference "
+            f"{worst:.2e}")
+    print(line)
+    tolerance.record(line)
     for p in problems:
         print(f"FAIL: {p}")
     if problems:

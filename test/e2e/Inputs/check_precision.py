@@ -36,6 +36,8 @@ import sys
 
 import numpy as np
 
+import tolerance
+
 
 def read_log(path):
     with open(path) as f:
@@ -74,8 +76,10 @@ def compare(argv):
             worst, at = d, r["step"]
     losses = [r["loss"] for r in run]
     first, last = np.mean(losses[:5]), np.mean(losses[-5:])
-    print(f"{label}: max relative loss deviation {worst:.3e} (step {at}); "
-          f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+    line = (f"{label}: max relative loss deviation {worst:.3e} (step {at}); "
+            f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+    print(line)
+    tolerance.record(f"{line} (bound {rtol:g})")
     if not worst <= rtol:
         return fail(f"{label}: step {at} deviates {worst:.3e} > {rtol}")
     if not last < first:

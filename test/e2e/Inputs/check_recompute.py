@@ -16,6 +16,8 @@ import json
 import os
 import sys
 
+import tolerance
+
 
 def load(path):
     with open(path) as f:
@@ -54,6 +56,8 @@ def main(argv):
         arenas = {s["arena_high_water_bytes"] for s in log}
         peaks = {s["memory_peak_bytes"] for s in log}
         cut = 1 - memory["activations"] / base_act
+        tolerance.record(f"{args.label} {mode}: worst relative loss "
+                         f"difference {worst:.2e} (bound {args.rtol:g})")
         print(f"{args.label} {mode}: {len(log)} steps, worst relative loss "
               f"difference {worst:.2e}; activations {memory['activations']} "
               f"bytes ({cut:.0%} below none); arena planned "
