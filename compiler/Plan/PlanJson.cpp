@@ -128,8 +128,13 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                              {"dtype", dtype},
                              {"sharding", "replicated"}});
   }
-  for (Type t : step.getResultTypes())
-    results += memory::byteSize(t);
+  // A result written over its argument (donated) takes no buffer of its own.
+  results += memory::ownResultBytes(step);
+  int64_t inPlace = 0;
+  for (unsigned i = 0; i < step.getNumResults(); ++i)
+    inPlace += step.getResultAttr(i, memory::kDonatedArg) ? 1 : 0;
+  auto undonatedAttr = step->getAttrOfType<IntegerAttr>(memory::kUndonated);
+  int64_t undonated = undonatedAttr ? undonatedAttr.getInt() : 0;
   // The forward-only step (--eval-data) shares the arguments and the arena.
   auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
   if (eval)
@@ -228,12 +233,16 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                      {"outputs", results},
                      {"arena", arena},
                      {"peak", peak}};
-  Object rank{{"rank", 0},
-              {"coords", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}},
-              {"stage", 0},
-              {"memory_bytes", std::move(memoryBytes)},
-              {"saved_activations", std::move(saved)},
-              {"comm_bytes_per_step", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}}};
+  Object rank{
+      {"rank", 0},
+      {"coords", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}},
+      {"stage", 0},
+      {"memory_bytes", std::move(memoryBytes)},
+      // Carried state written over its arguments, and carried
+      // results that keep a buffer of their own (a second copy).
+      {"state_in_place", Object{{"results", inPlace}, {"copied", undonated}}},
+      {"saved_activations", std::move(saved)},
+      {"comm_bytes_per_step", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}}};
   return Object{{"mesh", Object{{"dp", 1}, {"tp", 1}, {"pp", 1}}},
                 {"precision", precision},
                 {"zero", 0},

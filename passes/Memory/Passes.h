@@ -4,6 +4,7 @@
 #ifndef DTC_PASSES_MEMORY_PASSES_H
 #define DTC_PASSES_MEMORY_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -23,8 +24,23 @@ constexpr StringLiteral kArenaBytes = "dtc.arena_bytes";
 constexpr StringLiteral kCalleeBase = "dtc.callee_base";
 /// The function's own buffers, callees excluded (they sit above).
 constexpr StringLiteral kOwnArenaBytes = "dtc.own_arena_bytes";
+/// Result attribute (i64): the argument whose buffer the result is written
+/// into, the state the step carries updated in place (donated, as XLA's
+/// input/output aliasing): a carried result (dtg.role parameter, state or
+/// optimizer_state) gets it when the argument of its name and role is read
+/// by nothing after the op that writes the result (at that op only where
+/// memory::mayWriteOver allows).
+constexpr StringLiteral kDonatedArg = "dtc.donated_arg";
+/// Function attribute (i64): carried results that could not be donated; each
+/// keeps a buffer of its own (a copy of the state the step holds).
+constexpr StringLiteral kUndonated = "dtc.undonated_results";
 /// Bytes of a statically shaped tensor type (i1 takes a byte).
 int64_t byteSize(Type type);
+
+/// Bytes of the results of `func` that take buffers of their own: all but
+/// those written over a donated argument (kDonatedArg). What plan.json's
+/// "outputs" and the recompute pass's peak count.
+int64_t ownResultBytes(func::FuncOp func);
 
 /// The value that owns the buffer holding `value`: `value` itself, or the
 /// source of the chain of `dtg.reshape` ops (aliases) that defines it.

@@ -28,6 +28,16 @@ def PlanMemoryPass : Pass<"dtc-plan-memory", "ModuleOp"> {
     in InPlace.h: each result element depends, of that operand, only on the
     element at the same position, with the same shape and element width).
 
+    Donation: a carried result (`dtg.role` parameter, state or
+    optimizer_state: the new value of the argument of the same `dtg.name`
+    and role) is written over that argument's buffer, so the step holds its
+    state once (XLA's input/output aliasing, JAX's `donate_argnums`), when
+    the result is written directly by an op of the body and nothing reads
+    the argument after that op (at it, only through an operand that
+    memory::mayWriteOver allows). The result gets `dtc.donated_arg` (the
+    argument's index); the function gets `dtc.undonated_results`, the count
+    of carried results that keep a buffer of their own.
+
     Results are attributes the emitter reads: `dtc.offsets` (one offset per
     result, -1 for none) on each op, `dtc.alias` on aliasing ops,
     `dtc.arena_bytes` (the function's peak, callees included) on each
@@ -53,6 +63,8 @@ def PlanMemoryPass : Pass<"dtc-plan-memory", "ModuleOp"> {
            "Byte alignment of every buffer">,
     Option<"inPlace", "in-place", "bool", /*default=*/"true",
            "Let results take the buffers of operands that die at their op">,
+    Option<"donate", "donate", "bool", /*default=*/"true",
+           "Write carried state results over the arguments they update">,
   ];
 }
 

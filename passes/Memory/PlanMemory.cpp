@@ -26,6 +26,14 @@ int64_t mlir::dtc::memory::byteSize(Type type) {
   return tensor.getNumElements() * bytes;
 }
 
+int64_t mlir::dtc::memory::ownResultBytes(func::FuncOp func) {
+  int64_t bytes = 0;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (!func.getResultAttr(i, kDonatedArg))
+      bytes += byteSize(func.getResultTypes()[i]);
+  return bytes;
+}
+
 Value mlir::dtc::memory::bufferOf(Value value) {
   while (auto reshape = value.getDefiningOp<dtg::ReshapeOp>())
     value = reshape.getOperand();
@@ -90,6 +98,80 @@ bool writesResultDirectly(Value value, func::ReturnOp ret) {
   for (Value r : ret.getOperands())
     returned += r == value;
   return returned == 1;
+}
+
+/// True for the roles of the state a training step carries from one step to
+/// the next (the runtime's TensorInfo::isCarried).
+bool isCarriedRole(StringRef role) {
+  return role == "parameter" || role == "state" || role == "optimizer_state";
+}
+
+/// Marks each carried result of `func` that may be written over the
+/// argument it updates (memory::kDonatedArg), and counts the others
+/// (memory::kUndonated). The result must be written directly by an op of
+/// the body (writesResultDirectly), and every read of the argument
+/// (through aliases, and inside ops' regions) must come before that op, or
+/// at it through an operand that memory::mayWriteOver allows.
+void donateCarriedState(func::FuncOp func, func::ReturnOp ret) {
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t pos = 0;
+  for (Operation &op : body)
+    position[&op] = pos++;
+  auto attr = [](DictionaryAttr attrs, StringRef name) {
+    auto s = attrs ? attrs.getAs<StringAttr>(name) : StringAttr();
+    return s ? s.getValue() : StringRef();
+  };
+  Builder b(func.getContext());
+  llvm::SmallDenseSet<unsigned> donated;
+  int64_t undonated = 0;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    func.removeResultAttr(i, b.getStringAttr(memory::kDonatedArg));
+    DictionaryAttr resultAttrs = func.getResultAttrDict(i);
+    StringRef role = attr(resultAttrs, "dtg.role");
+    if (!isCarriedRole(role))
+      continue;
+    StringRef name = attr(resultAttrs, "dtg.name");
+    std::optional<unsigned> arg;
+    for (unsigned a = 0; a < func.getNumArguments() && !arg; ++a) {
+      DictionaryAttr argAttrs = func.getArgAttrDict(a);
+      if (attr(argAttrs, "dtg.role") == role &&
+          attr(argAttrs, "dtg.name") == name)
+        arg = a;
+    }
+    Value value = ret.getOperand(i);
+    auto result = dyn_cast<OpResult>(value);
+    bool ok = arg && !donated.contains(*arg) && result &&
+              writesResultDirectly(value, ret);
+    if (ok) {
+      Operation *writer = result.getOwner();
+      int64_t at = position[writer];
+      Value old = body.getArgument(*arg);
+      for (Operation &op : body) {
+        int64_t p = position[&op];
+        op.walk([&](Operation *user) {
+          for (OpOperand &use : user->getOpOperands()) {
+            if (memory::bufferOf(use.get()) != old)
+              continue;
+            bool before = p < at && !isa<func::ReturnOp>(user);
+            bool atWriter =
+                user == writer &&
+                memory::mayWriteOver(writer, result.getResultNumber(),
+                                     use.getOperandNumber());
+            if (!before && !atWriter)
+              ok = false;
+          }
+        });
+      }
+    }
+    if (!ok) {
+      ++undonated;
+      continue;
+    }
+    donated.insert(*arg);
+    func.setResultAttr(i, memory::kDonatedArg, b.getI64IntegerAttr(*arg));
+  }
+  func->setAttr(memory::kUndonated, b.getI64IntegerAttr(undonated));
 }
 
 struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
@@ -161,6 +243,8 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     if (!ret)
       return func.emitError("memory planning needs a function ending in "
                             "func.return");
+    if (donate)
+      donateCarriedState(func, ret);
     SmallVector<memory::LiveRange> ranges = memory::computeLiveRanges(
         body, [&](Value v) { return writesResultDirectly(v, ret); });
     llvm::DenseMap<Value, unsigned> index;

@@ -53,7 +53,8 @@ int64_t bytesOf(TypeRange types) {
 
 /// The whole peak of a planned module, as plan.json's memory_bytes.peak
 /// (compiler/Plan/PlanJson.cpp): the entry function's (@train_step, else
-/// `fallback`) arguments and results, the results of @eval_step (which shares
+/// `fallback`) arguments and the results not written over donated
+/// arguments, the results of @eval_step (which shares
 /// the arguments and the arena) and the larger of their arenas, callees
 /// included.
 FailureOr<int64_t> planPeak(ModuleOp module, StringRef fallback) {
@@ -66,7 +67,7 @@ FailureOr<int64_t> planPeak(ModuleOp module, StringRef fallback) {
   if (!arena)
     return failure();
   int64_t peak = bytesOf(entry.getArgumentTypes()) +
-                 bytesOf(entry.getResultTypes()) + arena.getInt();
+                 memory::ownResultBytes(entry) + arena.getInt();
   if (auto eval = module.lookupSymbol<func::FuncOp>("eval_step")) {
     auto evalArena = eval->getAttrOfType<IntegerAttr>(memory::kArenaBytes);
     if (evalArena && evalArena.getInt() > arena.getInt())

@@ -42,6 +42,7 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
                            : double(n.getValue().getSExtValue());
     }
   int64_t offset = isArg ? weights.offsetOf(i) : -1;
+  bool inPlace = !isArg && attrs && attrs.get(memory::kDonatedArg);
   os << "    {" << cpu::KernelEmitter::quoted(str("dtg.name")) << ", "
      << cpu::KernelEmitter::quoted(str("dtg.role")) << ", \""
      << cpu::dtypeName(type.getElementType()) << "\", " << type.getRank()
@@ -49,7 +50,7 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
   for (auto [k, d] : llvm::enumerate(type.getShape()))
     os << (k ? ", " : "") << d;
   os << "}, " << offset << ", " << cpu::KernelEmitter::literal(defaultValue)
-     << "},\n";
+     << ", 0, " << (inPlace ? 1 : 0) << "},\n";
 }
 
 class CPUTargetInfo : public TargetInfo {

@@ -40,6 +40,13 @@ typedef struct dtcrt_tensor_desc {
      a vocabulary size minus one), which --synthetic draws up to; 0 when
      unknown (synthetic integers are then 0 or 1). */
   int64_t max_value;
+  /* For a carried result (parameter, state, optimizer_state): nonzero when
+     the step writes it over the argument it updates (the one of the same
+     name and role; dtc compile's donation, plan.json's in_place_results),
+     so that argument and result share one buffer and the step holds its
+     state once. Zero: the result has a buffer of its own, which becomes the
+     argument of the next step. */
+  int in_place;
 } dtcrt_tensor_desc;
 
 /* What the running step tells the runtime, and how the runtime asks it to

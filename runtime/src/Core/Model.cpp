@@ -178,6 +178,13 @@ bool dtcrt::describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
       return false;
     }
     int arg = -1;
+    t.inPlace = desc->results[i].in_place != 0;
+    if (t.inPlace && !t.isCarried()) {
+      error = label + " (role " + t.role +
+              ") is marked in place, but only carried state updates an "
+              "argument";
+      return false;
+    }
     if (t.isCarried()) {
       arg = out.findArg(t.name, t.role);
       if (arg < 0) {

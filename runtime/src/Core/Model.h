@@ -27,6 +27,8 @@ struct TensorInfo {
   std::vector<int64_t> shape;
   int64_t numElements = 0;
   size_t bytes = 0;
+  /// A carried result written over its argument's buffer (desc->in_place).
+  bool inPlace = false;
 
   /// True for the roles that carry values from one step to the next.
   bool isCarried() const {

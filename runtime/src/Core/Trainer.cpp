@@ -157,7 +157,8 @@ bool Trainer::allocate(std::string &error) {
       return false;
     }
   for (size_t i = 0; i < model.results.size(); ++i)
-    if (!resultBuffers[i].allocate(model.results[i].bytes)) {
+    if (!model.results[i].inPlace &&
+        !resultBuffers[i].allocate(model.results[i].bytes)) {
       error = "out of memory for result '" + model.results[i].name + "' (" +
               formatBytes(int64_t(model.results[i].bytes)) + ")";
       return false;
@@ -174,13 +175,17 @@ bool Trainer::allocate(std::string &error) {
   for (size_t i = 0; i < model.args.size(); ++i)
     tensorBytes += int64_t(model.args[i].bytes);
   for (size_t i = 0; i < model.results.size(); ++i)
-    tensorBytes += int64_t(model.results[i].bytes);
+    if (!model.results[i].inPlace)
+      tensorBytes += int64_t(model.results[i].bytes);
   for (size_t i = 0; i < model.evalResults.size(); ++i)
     tensorBytes += int64_t(model.evalResults[i].bytes);
   for (AlignedBuffer &b : argBuffers)
     argPointers.push_back(b.data());
-  for (AlignedBuffer &b : resultBuffers)
-    resultPointers.push_back(b.data());
+  // A result written in place is its argument's buffer.
+  for (size_t i = 0; i < model.results.size(); ++i)
+    resultPointers.push_back(model.results[i].inPlace
+                                 ? argPointers[model.resultToArg[i]]
+                                 : resultBuffers[i].data());
   for (AlignedBuffer &b : evalResultBuffers)
     evalResultPointers.push_back(b.data());
   if (!arena.allocate(size_t(desc->arena_bytes))) {
@@ -386,8 +391,8 @@ bool Trainer::trainStep(std::string &error) {
   // The new parameters and state become the next step's arguments.
   for (size_t r = 0; r < model.results.size(); ++r) {
     int a = model.resultToArg[r];
-    if (a < 0)
-      continue;
+    if (a < 0 || model.results[r].inPlace)
+      continue; // not carried, or already in its argument's buffer
     argBuffers[a].swap(resultBuffers[r]);
     argPointers[a] = argBuffers[a].data();
     resultPointers[r] = resultBuffers[r].data();

@@ -13,9 +13,10 @@ float32 rounding. A check's bound is the larger of
   buffer does), and
 - FACTOR times the measured spread, where a trajectory amplifies rounding:
   a ReLU or max-pool near a tie that one rounding flips (the CNN example
-  with SGD at batch 4: one of six perturbed float64 runs, and PyTorch's
-  float32 run with OpenBLAS's AVX2 kernels, end 3.9e-4 from the float64
-  weights where the others end 1.5e-7 from them), or Adam normalizing a
+  with SGD at batch 4: PyTorch's float32 run with OpenBLAS's and ATen's
+  AVX2 kernels, and one of six float64 runs perturbed in an earlier
+  measurement, end 3.9e-4 from the float64 weights where the others end
+  1.5e-7 from them), or Adam normalizing a
   gradient that is zero in exact arithmetic (the GPT's attention key bias,
   which softmax cancels).
 
