@@ -33,6 +33,9 @@ struct ImportCommandOptions {
   ShapeOptions shapes;
   /// Print the importer's output without the clean-up pipeline.
   bool noCleanup = false;
+  /// --print-weights: print the parameters' initial values (elided, as
+  /// `dense_resource<__elided__>`, by default).
+  bool printWeights = false;
 };
 int runImportCommand(const ImportCommandOptions &options);
 
@@ -104,6 +107,8 @@ struct CompileCommandOptions {
   std::string deviceProfile = "cpu";
   /// False under --no-fuse: one kernel per op (the unfused baseline).
   bool fuse = true;
+  /// --timing: print where compile time went (MLIR's timing report).
+  bool timing = false;
   /// --cpu-arch: the CPU the generated program is compiled for.
   std::string cpuArch = "native";
   /// Where cpuArch came from, for messages: "--cpu-arch" or

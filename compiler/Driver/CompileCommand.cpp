@@ -16,6 +16,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -138,11 +139,21 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (!parseShapeOptions(shapes, options))
     return 1;
 
+  // --timing: MLIR's timing report (as --mlir-timing prints it), with the
+  // import, each pass, emission, the files and the host compiler as its
+  // scopes; printed to stderr when the manager goes out of scope.
+  DefaultTimingManager timing;
+  timing.setEnabled(cmd.timing);
+  timing.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope root = timing.getRootScope();
+
   MLIRContext context;
   context.disableMultithreading();
   DriverDiagnostics diagnostics(&context);
+  TimingScope importTimer = root.nest("import (ONNX, clean-up)");
   FailureOr<OwningOpRef<ModuleOp>> module =
       importAndClean(&context, cmd.model, options);
+  importTimer.stop();
   if (failed(module))
     return 1;
   BuildTrainStepPassOptions training = cmd.training;
@@ -157,16 +168,22 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   recompute.mode = cmd.recompute;
   recompute.memoryLimit = int64_t(cmd.memoryLimitGiB * double(1 << 30));
   pm.addPass(createRecomputePass(recompute));
+  TimingScope trainTimer = root.nest("training step");
+  pm.enableTiming(trainTimer);
   if (failed(pm.run(**module)))
     return 1;
+  trainTimer.stop();
   // The unfused baseline: one kernel per op after clean-up.
   int64_t kernelsBeforeFusion = countKernels(**module);
   PassManager late(&context);
   if (cmd.fuse)
     late.addNestedPass<func::FuncOp>(createFusePass());
   late.addPass(createPlanMemoryPass());
+  TimingScope lateTimer = root.nest("fusion and memory planning");
+  late.enableTiming(lateTimer);
   if (failed(late.run(**module)))
     return 1;
+  lateTimer.stop();
 
   if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
     return reportError("cannot create '" + cmd.outDir + "': " + ec.message());
@@ -180,6 +197,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
   std::string source;
   llvm::raw_string_ostream os(source);
+  TimingScope emitTimer = root.nest("emission (train.cpp, plan.json)");
   if (failed(target->emitProgram(**module, ProgramKind::Training, os)))
     return 1;
   auto step = (*module)->lookupSymbol<func::FuncOp>("train_step");
@@ -191,7 +209,12 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
          << "\n";
   std::string ir;
   llvm::raw_string_ostream irOs(ir);
-  (*module)->print(irOs, OpPrintingFlags().elideLargeElementsAttrs(16));
+  (*module)->print(
+      irOs,
+      OpPrintingFlags().elideLargeElementsAttrs(16).elideLargeResourceString(
+          0));
+  emitTimer.stop();
+  TimingScope filesTimer = root.nest("files (weights.bin, model.onnx, ...)");
   if (failed(writeFile(path("train.cpp"), source)) ||
       failed(writeFile(path("plan.json"), plan)) ||
       failed(writeFile(path("step.mlir"), ir)) ||
@@ -201,9 +224,12 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
           llvm::sys::fs::copy_file(cmd.model, path("model.onnx")))
     return reportError("cannot copy the model into '" + cmd.outDir +
                        "': " + ec.message());
+  filesTimer.stop();
   std::string log;
+  TimingScope buildTimer = root.nest("host compiler (train)");
   if (!target->buildExecutable(path("train.cpp"), path("train"), log))
     return reportError(log);
+  buildTimer.stop();
   llvm::errs() << "dtc: wrote " << path("train") << " (" << kernels
                << " kernels per step, arena "
                << step->getAttrOfType<IntegerAttr>(memory::kArenaBytes).getInt()

@@ -27,7 +27,10 @@ int mlir::dtc::runImportCommand(const ImportCommandOptions &cmd) {
   auto output = openOutputFile(cmd.output, &error);
   if (!output)
     return reportError(error);
-  (*module)->print(output->os());
+  OpPrintingFlags flags;
+  if (!cmd.printWeights)
+    flags.elideLargeResourceString(0);
+  (*module)->print(output->os(), flags);
   output->os() << "\n";
   output->keep();
   return 0;

@@ -2,6 +2,7 @@
 
 #include "passes/Memory/InPlace.h"
 
+#include "dialects/DTG/IR/DTGFusion.h"
 #include "dialects/DTG/IR/DTGOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -29,11 +30,26 @@ static bool sameLayout(Value a, Value b) {
              cast<RankedTensorType>(b.getType()).getShape();
 }
 
+/// A `loop` fusion reads an operand of the iteration shape at the position
+/// it writes, unless a view (transpose, slice, reshape) inside the kernel
+/// reads it at other positions: then each output element depends, of that
+/// operand, only on the element at its position.
+static bool loopKernelReadsInPlace(dtg::FusionOp fusion, unsigned operand) {
+  if (fusion.getKind() != "loop" || fusion.getBody().empty())
+    return false;
+  BlockArgument arg = fusion.getBody().front().getArgument(operand);
+  return llvm::none_of(
+      arg.getUsers(), [](Operation *user) { return dtg::isFusibleView(user); });
+}
+
 bool mlir::dtc::memory::mayWriteOver(Operation *op, unsigned result,
                                      unsigned operand) {
   if (result >= op->getNumResults() || operand >= op->getNumOperands() ||
-      op->getNumRegions() > 0 ||
       !sameLayout(op->getOperand(operand), op->getResult(result)))
+    return false;
+  if (auto fusion = dyn_cast<dtg::FusionOp>(op))
+    return loopKernelReadsInPlace(fusion, operand);
+  if (op->getNumRegions() > 0)
     return false;
   // y[i] = f(x[i]).
   if (op->hasTrait<OpTrait::Elementwise>() &&

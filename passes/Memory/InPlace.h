@@ -36,8 +36,14 @@ namespace mlir::dtc::memory {
 /// - `sgd_update` and `adamw_update`, each new tensor over any of the old
 ///   tensors (param, grad, momentum or moments): step `k` of the update reads
 ///   element `k` of every input before writing element `k` of every output.
+/// - a `loop` `dtg.fusion`, each result over an operand of its shape that no
+///   view inside the kernel reads (so the kernel reads it at the position it
+///   writes: every loop kernel reads all its inputs at an iteration's
+///   position before it writes that position's outputs; the CPU kernel
+///   drops `__restrict` from such pairs).
 /// Everything else (contractions, reductions, data movement, norms, softmax,
-/// calls, and every op with regions, such as `dtg.fusion`) is refused.
+/// calls, every other op with regions, and `reduction` and `gemm` fusions)
+/// is refused.
 ///
 /// The caller checks the rest: the operand's buffer dies at `op`, no other
 /// result takes it, and every other operand of `op` that reads the same

@@ -55,6 +55,10 @@ static cl::opt<bool> noCleanup("no-cleanup",
                                cl::desc("Print the importer's output before "
                                         "the clean-up pipeline"),
                                cl::sub(importCmd));
+static cl::opt<bool> printWeights(
+    "print-weights",
+    cl::desc("Print the parameters' initial values (elided by default)"),
+    cl::sub(importCmd));
 static cl::list<std::string> inputs("input",
                                     cl::desc("Data input (NAME=FILE.npy)"),
                                     cl::value_desc("NAME=FILE.npy"),
@@ -126,6 +130,13 @@ static cl::opt<std::string> cpuArchOpt(
              "rank's CPU has, such as x86-64-v3; the default is "
              "$DTC_CPU_ARCH when set, else native"),
     cl::value_desc("NAME"), cl::init("native"), cl::sub(compileCmd));
+static cl::opt<bool> timingOpt(
+    "timing",
+    cl::desc("Print where compile time goes: import, each pass, emission, "
+             "the files and the host compiler (MLIR's timing report)"),
+    cl::init(false), cl::sub(compileCmd));
+static cl::alias mlirTimingOpt("mlir-timing", cl::desc("Alias for --timing"),
+                               cl::aliasopt(timingOpt));
 static cl::opt<bool> noFuseOpt(
     "no-fuse",
     cl::desc("Emit one kernel per op (the unfused baseline of plan.json)"),
@@ -367,6 +378,7 @@ int main(int argc, char **argv) {
     options.output = outputPath;
     options.shapes = shapeOptions();
     options.noCleanup = noCleanup;
+    options.printWeights = printWeights;
     return runImportCommand(options);
   }
   if (interpretCmd) {
@@ -409,6 +421,7 @@ int main(int argc, char **argv) {
     options.memoryLimitGiB = memoryLimitOpt;
     options.deviceProfile = deviceProfileOpt;
     options.fuse = !noFuseOpt;
+    options.timing = timingOpt;
     options.cpuArch = cpuArchOpt;
     // $DTC_CPU_ARCH sets the default for a whole cluster's (or test
     // suite's) builds; the flag still wins.

@@ -15,6 +15,7 @@
 #include "compiler/Import/ONNX/ONNXImporter.h"
 #include "dialects/DTG/IR/DTGFusion.h"
 #include "dialects/DTG/IR/DTGOps.h"
+#include "passes/Memory/InPlace.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -735,13 +736,25 @@ LogicalResult FusionPrinter::emit() {
   }
   os << "\nstatic void " << name << "(";
   SmallVector<std::string> params, args;
+  // An output the memory plan may place over an input (memory::mayWriteOver)
+  // shares its storage: neither pointer of such a pair is __restrict.
+  llvm::SmallDenseSet<unsigned> sharedIn, sharedOut;
+  for (unsigned r = 0; r < op->getNumResults(); ++r)
+    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+      if (mlir::dtc::memory::mayWriteOver(op, r, k)) {
+        sharedIn.insert(k);
+        sharedOut.insert(r);
+      }
   for (auto [i, v] : llvm::enumerate(op.getInputs())) {
-    params.push_back("const " + e.cTypeOf(v) + " *__restrict in" +
+    params.push_back("const " + e.cTypeOf(v) +
+                     (sharedIn.contains(i) ? " *in" : " *__restrict in") +
                      std::to_string(i));
     args.push_back(e.buffer(v));
   }
   for (auto [i, v] : llvm::enumerate(op.getResults())) {
-    params.push_back(e.cTypeOf(v) + " *__restrict out" + std::to_string(i));
+    params.push_back(e.cTypeOf(v) +
+                     (sharedOut.contains(i) ? " *out" : " *__restrict out") +
+                     std::to_string(i));
     args.push_back(e.buffer(v));
   }
   os << llvm::join(params, ", ") << ") {\n";

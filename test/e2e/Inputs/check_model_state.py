@@ -2,7 +2,6 @@
 accounting (Rajbhandari et al. 2020, section 3.1; ../shared/REFERENCE.md).
 
 Usage: check_model_state.py PLAN.json EXPECTED_BYTES_PER_PARAMETER [SCALARS]
-                            [--copied N]
 
 The model states a step holds are its parameters, their gradients and the
 optimizer state, each once: parameters + gradients + optimizer_state of
@@ -12,22 +11,14 @@ holds only the metrics). EXPECTED is the formula's figure per parameter:
 fp32 SGD with momentum 4 + 4 + 4 = 12, fp32 AdamW 4 + 4 + 4 + 4 = 16,
 bf16/fp16 AdamW with fp32 masters 2 + 2 + 4 + 4 + 4 = 16. SCALARS (bytes,
 default 0) are the optimizer's scalar state outside the formula (fp16's
-loss scale, good-step count and step count). --copied N: N carried results
-are expected to keep buffers of their own (fp16's master weights, whose
-overflow-skip select is fused with the cast into one loop kernel, which the
-in-place rule does not yet see into); their bytes are then outputs. Prints
-the figures, then OK or FAIL (exit 1).
+loss scale, good-step count and step count). Prints the figures, then OK or
+FAIL (exit 1).
 """
 import json
 import sys
 
 
 def main(argv):
-    copied = 0
-    if "--copied" in argv:
-        i = argv.index("--copied")
-        copied = int(argv[i + 1])
-        del argv[i:i + 2]
     with open(argv[1]) as f:
         plan = json.load(f)
     expected = float(argv[2])
@@ -46,11 +37,11 @@ def main(argv):
     problems = []
     if per != expected:
         problems.append(f"{per:g} bytes per parameter, not {expected:g}")
-    if in_place["copied"] != copied or in_place["results"] == 0:
+    if in_place["copied"] != 0 or in_place["results"] == 0:
         problems.append(f"{in_place['copied']} carried results keep buffers "
-                        f"of their own, not {copied}")
+                        f"of their own")
     # Only the metrics (scalars) are left as outputs.
-    if copied == 0 and memory["outputs"] > 64:
+    if memory["outputs"] > 64:
         problems.append(f"outputs hold {memory['outputs']} bytes")
     for p in problems:
         print(f"FAIL: {p}")

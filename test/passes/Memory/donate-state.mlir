@@ -74,3 +74,37 @@ func.func @kept(%p: tensor<4xf32> {dtg.name = "p", dtg.role = "parameter"},
   %q2 = dtg.mul %q, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %p2, %s, %m2, %n, %q2, %l : tensor<4xf32>, tensor<4xf32>, tensor<2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Tests the fp16 master-weight update as the fuser leaves it: one loop
+// kernel selects the old or the new master (the overflow check) and casts
+// it to the fp16 parameter. The kernel reads the old master only at the
+// position it writes (no view of it), so the new master goes over %m and
+// the parameter over %w; the transposed state %t is read through a view
+// (at other positions than the kernel writes), so its update keeps a buffer
+// of its own.
+// CHECK-LABEL: func.func @fused
+// CHECK-SAME: -> (tensor<2x2xf32> {dtc.donated_arg = 0 : i64, dtg.name = "w.master", dtg.role = "optimizer_state"},
+// CHECK-SAME: tensor<2x2xf16> {dtc.donated_arg = 1 : i64, dtg.name = "w", dtg.role = "parameter"},
+// CHECK-SAME: tensor<2x2xf32> {dtg.name = "t", dtg.role = "state"})
+// CHECK-SAME: dtc.undonated_results = 1 : i64
+func.func @fused(%m: tensor<2x2xf32> {dtg.name = "w.master", dtg.role = "optimizer_state"},
+                 %w: tensor<2x2xf16> {dtg.name = "w", dtg.role = "parameter"},
+                 %t: tensor<2x2xf32> {dtg.name = "t", dtg.role = "state"},
+                 %skip: tensor<i1>, %x: tensor<2x2xf32>)
+    -> (tensor<2x2xf32> {dtg.name = "w.master", dtg.role = "optimizer_state"},
+        tensor<2x2xf16> {dtg.name = "w", dtg.role = "parameter"},
+        tensor<2x2xf32> {dtg.name = "t", dtg.role = "state"}) {
+  %wf = dtg.cast %w : tensor<2x2xf16> -> tensor<2x2xf32>
+  %new = dtg.add %m, %wf : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  %r:3 = dtg.fusion "loop"(%skip, %m, %new, %t) : (tensor<i1>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf16>, tensor<2x2xf32>) {
+  ^bb0(%s: tensor<i1>, %old: tensor<2x2xf32>, %n: tensor<2x2xf32>, %tt: tensor<2x2xf32>):
+    %sel = dtg.where %s, %old, %n : tensor<i1>, tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+    %c = dtg.cast %sel : tensor<2x2xf32> -> tensor<2x2xf16>
+    %tr = dtg.transpose %tt {perm = array<i64: 1, 0>} : tensor<2x2xf32> -> tensor<2x2xf32>
+    %u = dtg.add %tr, %sel : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+    dtg.yield %sel, %c, %u : tensor<2x2xf32>, tensor<2x2xf16>, tensor<2x2xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<2x2xf32>, tensor<2x2xf16>, tensor<2x2xf32>
+}
