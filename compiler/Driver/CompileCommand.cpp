@@ -197,33 +197,45 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
   std::string source;
   llvm::raw_string_ostream os(source);
-  TimingScope emitTimer = root.nest("emission (train.cpp, plan.json)");
+  TimingScope emitTimer = root.nest("emission");
+  TimingScope programTimer = emitTimer.nest("train.cpp");
   if (failed(target->emitProgram(**module, ProgramKind::Training, os)))
     return 1;
+  programTimer.stop();
   auto step = (*module)->lookupSymbol<func::FuncOp>("train_step");
   int64_t kernels = countKernels(**module);
+  TimingScope planTimer = emitTimer.nest("plan.json");
   std::string plan;
   llvm::raw_string_ostream planOs(plan);
   planOs << llvm::formatv("{0:2}", buildPlanJson(**module, kernelsBeforeFusion,
                                                  kernels, &*profile))
          << "\n";
-  std::string ir;
-  llvm::raw_string_ostream irOs(ir);
-  (*module)->print(
-      irOs,
-      OpPrintingFlags().elideLargeElementsAttrs(16).elideLargeResourceString(
-          0));
+  planTimer.stop();
   emitTimer.stop();
   TimingScope filesTimer = root.nest("files (weights.bin, model.onnx, ...)");
   if (failed(writeFile(path("train.cpp"), source)) ||
       failed(writeFile(path("plan.json"), plan)) ||
-      failed(writeFile(path("step.mlir"), ir)) ||
       failed(WeightsLayout(step).write(path("weights.bin"))))
     return 1;
-  if (std::error_code ec =
-          llvm::sys::fs::copy_file(cmd.model, path("model.onnx")))
-    return reportError("cannot copy the model into '" + cmd.outDir +
-                       "': " + ec.message());
+  // step.mlir without the initial values: they are in weights.bin, and the
+  // printer would turn each resource blob into hex only to elide it.
+  for (func::FuncOp func : (*module)->getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.removeArgAttr(i, StringAttr::get(&context, "dtg.initial"));
+  std::string ir;
+  llvm::raw_string_ostream irOs(ir);
+  (*module)->print(irOs, OpPrintingFlags().elideLargeElementsAttrs(16));
+  if (failed(writeFile(path("step.mlir"), ir)))
+    return 1;
+  // OUTDIR/model.onnx (the graph --save-onnx writes back) is a second name
+  // of the model file where the file system allows, not a second copy of
+  // its weights.
+  llvm::sys::fs::remove(path("model.onnx"));
+  if (llvm::sys::fs::create_hard_link(cmd.model, path("model.onnx")))
+    if (std::error_code ec =
+            llvm::sys::fs::copy_file(cmd.model, path("model.onnx")))
+      return reportError("cannot copy the model into '" + cmd.outDir +
+                         "': " + ec.message());
   filesTimer.stop();
   std::string log;
   TimingScope buildTimer = root.nest("host compiler (train)");

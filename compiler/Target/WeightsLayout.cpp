@@ -2,9 +2,15 @@
 
 #include "compiler/Target/WeightsLayout.h"
 
+#include "compiler/Support/MappedWeights.h"
+
 #include "dialects/DTG/Interp/Tensor.h"
 #include "passes/Memory/Passes.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -12,6 +18,29 @@ using namespace mlir;
 using namespace mlir::dtc;
 
 static constexpr StringLiteral kInitial = "dtg.initial";
+
+/// The little-endian bytes of `attr` if it holds every element of `arg`'s
+/// type as that type stores them (floats; booleans pack differently).
+static std::optional<ArrayRef<char>> rawBytes(ElementsAttr attr, Value arg) {
+  auto type = cast<RankedTensorType>(arg.getType());
+  if (!attr || attr.getType() != type || !isa<FloatType>(type.getElementType()))
+    return std::nullopt;
+  ArrayRef<char> data;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr);
+             dense && !dense.isSplat()) {
+    data = dense.getRawData();
+  } else {
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(data.size()) != memory::byteSize(type))
+    return std::nullopt;
+  return data;
+}
 
 WeightsLayout::WeightsLayout(func::FuncOp func) : func(func) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -36,6 +65,18 @@ LogicalResult WeightsLayout::write(StringRef path) const {
     os.write_zeros(offsets[i] - written);
     written = offsets[i];
     auto attr = func.getArgAttrOfType<ElementsAttr>(i, kInitial);
+    // The bytes as they are, where the attribute holds them in the
+    // argument's type (a model's weights, from the importer's resource
+    // blobs): a stream, not a conversion per element.
+    if (std::optional<ArrayRef<char>> raw =
+            rawBytes(attr, func.getArgument(i))) {
+      os.write(raw->data(), raw->size());
+      // Pages of a mapped weights file go back once written.
+      os.flush();
+      releaseMappedPages(*raw);
+      written += memory::byteSize(func.getArgument(i).getType());
+      continue;
+    }
     FailureOr<dtg::interp::Tensor> t = dtg::interp::tensorFromAttr(attr);
     if (failed(t))
       return func.emitError("cannot serialize the initial value of argument #")

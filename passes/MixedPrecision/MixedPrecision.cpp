@@ -13,11 +13,16 @@
 #include "passes/Training/Autodiff.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
 #include <cmath>
+#include <cstring>
 
 #define DEBUG_TYPE "dtc-mixed-precision"
 
@@ -96,8 +101,52 @@ DictionaryAttr makeAttrs(MLIRContext *ctx, StringRef name, StringRef role,
   return list.getDictionary(ctx);
 }
 
-/// `initial` rounded to `element` (nearest even), as a dense attribute.
-FailureOr<DenseElementsAttr> roundInitial(ElementsAttr initial, Type element) {
+/// The bits of `f` rounded to `semantics` (nearest even).
+uint16_t roundToHalfBits(float f, const llvm::fltSemantics &semantics) {
+  APFloat v(f);
+  bool losesInfo;
+  v.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+  return uint16_t(v.bitcastToAPInt().getZExtValue());
+}
+
+/// The bfloat16 bits of `f` rounded to nearest even: the upper half of its
+/// bits, plus a carry from the lower half (what APFloat computes, without
+/// its per-element cost); NaNs and infinities go through APFloat.
+uint16_t roundToBF16Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7f800000u) == 0x7f800000u)
+    return roundToHalfBits(f, APFloat::BFloat());
+  return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+/// `initial` rounded to `element` (nearest even): a resource blob for a
+/// resource of f32 (a model's weights from the importer, converted in one
+/// pass without an attribute per element), else a dense attribute.
+FailureOr<ElementsAttr> roundInitial(ElementsAttr initial, Type element) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(initial)) {
+    auto type = cast<RankedTensorType>(resource.getType());
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    int64_t n = type.getNumElements();
+    if (!blob || !type.getElementType().isF32() ||
+        !(element.isBF16() || element.isF16()) ||
+        static_cast<int64_t>(blob->getData().size()) != 4 * n)
+      return failure();
+    const char *in = blob->getData().data();
+    AsmResourceBlob out =
+        HeapAsmResourceBlob::allocate(2 * n, 2, /*dataIsMutable=*/true);
+    char *o = out.getMutableData().data();
+    for (int64_t k = 0; k < n; ++k) {
+      float f;
+      std::memcpy(&f, in + 4 * k, 4);
+      uint16_t bits = element.isBF16()
+                          ? roundToBF16Bits(f)
+                          : roundToHalfBits(f, APFloat::IEEEhalf());
+      std::memcpy(o + 2 * k, &bits, 2);
+    }
+    return ElementsAttr(DenseResourceElementsAttr::get(
+        type.clone(element), "mixed_precision", std::move(out)));
+  }
   FailureOr<dtg::interp::Tensor> t = dtg::interp::tensorFromAttr(initial);
   if (failed(t) || !t->isFloat())
     return failure();
@@ -111,8 +160,8 @@ FailureOr<DenseElementsAttr> roundInitial(ElementsAttr initial, Type element) {
     v.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
     values.push_back(v);
   }
-  return DenseElementsAttr::get(RankedTensorType::get(t->shape, element),
-                                values);
+  return ElementsAttr(
+      DenseElementsAttr::get(RankedTensorType::get(t->shape, element), values));
 }
 
 /// Gives argument `i` of `func` the element type `element`, its initial
@@ -123,7 +172,7 @@ LogicalResult retypeArgument(func::FuncOp func, unsigned i, Type element) {
   auto initial = func.getArgAttrOfType<ElementsAttr>(i, kInitial);
   if (!initial)
     return success();
-  FailureOr<DenseElementsAttr> rounded = roundInitial(initial, element);
+  FailureOr<ElementsAttr> rounded = roundInitial(initial, element);
   if (failed(rounded))
     return func.emitError("cannot round the initial value of '")
            << argString(func, i, kName) << "' to " << element;

@@ -14,9 +14,11 @@ using dtg::interp::Tensor;
 
 GraphImporter::GraphImporter(MLIRContext *context,
                              const onnx::ModelProto &model, StringRef path,
-                             const ImportOptions &options)
+                             const ImportOptions &options,
+                             std::shared_ptr<const void> owner)
     : context(context), model(model), path(path.str()), options(options),
       fileLoc(FileLineColLoc::get(context, path, 0, 0)), builder(context) {
+  source.owner = std::move(owner);
   source.modelDir = llvm::sys::path::parent_path(path).str();
   if (source.modelDir.empty())
     source.modelDir = ".";
@@ -189,26 +191,34 @@ Value GraphImporter::lookup(StringRef name, Location loc) {
   if (init != initializers.end()) {
     Initializer &initializer = init->second;
     bool isFloat = isa<FloatType>(initializer.type.getElementType());
+    if (isFloat) {
+      // A parameter (or state): its bytes go to a resource blob as they
+      // are, never through an interpreter tensor.
+      AttrOrError read =
+          readTensorProtoResource(context, *initializer.proto, source);
+      if (read.unsupportedType)
+        failureKind = ImportFailure::Unsupported;
+      if (!read.attr &&
+          !(read.externalDataMissing && !options.requireWeights)) {
+        emitError(loc, "initializer ") << read.error;
+        return nullptr;
+      }
+      return addArgument(name, initializer.type,
+                         stateNames.contains(name) ? "state" : "parameter",
+                         read.attr);
+    }
+    // Integers are constants (shapes, indices, masks).
     const Tensor *value = initializerValue(initializer);
-    if (!value &&
-        !(isFloat && initializer.missing && !options.requireWeights)) {
+    if (!value) {
       emitError(loc, "initializer ") << initializer.readError;
       return nullptr;
     }
-    if (!isFloat) {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(body);
-      Value constant = builder.create<dtg::ConstantOp>(
-          fileLoc, dtg::interp::tensorToAttr(*value));
-      values[name] = constant;
-      return constant;
-    }
-    Attribute initial;
-    if (value)
-      initial = dtg::interp::tensorToAttr(*value);
-    return addArgument(name, initializer.type,
-                       stateNames.contains(name) ? "state" : "parameter",
-                       initial);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(body);
+    Value constant = builder.create<dtg::ConstantOp>(
+        fileLoc, dtg::interp::tensorToAttr(*value));
+    values[name] = constant;
+    return constant;
   }
   auto input = inputs.find(name);
   if (input != inputs.end())

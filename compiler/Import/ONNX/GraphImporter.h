@@ -17,8 +17,11 @@ namespace mlir::dtc::onnx_import {
 /// Imports the (validated, topologically sorted) graph of a model into @main.
 class GraphImporter {
 public:
+  /// `owner`, when given, owns `model` and may outlive the import: the
+  /// parameters' resource blobs then point into its raw data.
   GraphImporter(MLIRContext *context, const onnx::ModelProto &model,
-                StringRef path, const ImportOptions &options);
+                StringRef path, const ImportOptions &options,
+                std::shared_ptr<const void> owner = nullptr);
 
   /// Builds the module; failure after emitting an error.
   FailureOr<OwningOpRef<ModuleOp>> run();

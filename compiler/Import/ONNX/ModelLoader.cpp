@@ -8,6 +8,7 @@
 
 #include "compiler/Import/ONNX/GraphImporter.h"
 #include "compiler/Import/ONNX/ONNXImporter.h"
+#include "compiler/Support/MappedWeights.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
 
@@ -267,16 +268,18 @@ mlir::dtc::importONNXModel(MLIRContext *context, StringRef path,
                            ImportFailure *failureKind) {
   if (failureKind)
     *failureKind = ImportFailure::Invalid;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
+  // Mapped, not read: once parsed, its pages go back (releaseMappedPages).
+  std::string error;
+  std::shared_ptr<MappedFile> file = mapWeightsFile(path, error);
+  if (!file) {
     loadImportedDialects(context);
     emitError(FileLineColLoc::get(context, path, 0, 0), "cannot read file: ")
-        << buffer.getError().message();
+        << error;
     return failure();
   }
-  return importONNXModelFromBuffer(context, (*buffer)->getBuffer(), path,
-                                   options, failureKind);
+  ArrayRef<char> data = file->data();
+  return importONNXModelFromBuffer(context, StringRef(data.data(), data.size()),
+                                   path, options, failureKind);
 }
 
 FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
@@ -295,15 +298,21 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
                        "external data");
     return report(ImportFailure::Invalid);
   }
-  onnx::ModelProto model;
+  // Shared: the parameters' resource blobs point into its raw data and
+  // keep it alive as long as they live.
+  auto owner = std::make_shared<onnx::ModelProto>();
+  onnx::ModelProto &model = *owner;
   {
     google::protobuf::io::CodedInputStream stream(
         reinterpret_cast<const uint8_t *>(buffer.data()),
         static_cast<int>(buffer.size()));
     stream.SetTotalBytesLimit(INT_MAX);
     stream.SetRecursionLimit(64);
-    if (!model.ParseFromCodedStream(&stream) ||
-        !stream.ConsumedEntireMessage()) {
+    bool parsed =
+        model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+    // The model now holds what it needs of the file.
+    releaseMappedPages(ArrayRef<char>(buffer.data(), buffer.size()));
+    if (!parsed) {
       emitError(fileLoc, "not an ONNX model (the file does not parse as a "
                          "ModelProto; truncated or another format?)");
       return report(ImportFailure::Invalid);
@@ -333,7 +342,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
     if (failed(upgraded.checkHeader(opset)) || failed(upgraded.checkGraph()))
       return report(kind);
   }
-  GraphImporter importer(context, model, path, options);
+  GraphImporter importer(context, model, path, options, owner);
   FailureOr<OwningOpRef<ModuleOp>> module = importer.run();
   if (failed(module))
     return report(importer.failureKind);

@@ -2,14 +2,19 @@
 
 #include "compiler/Import/ONNX/TensorProto.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include "compiler/Import/ONNX/ONNXImporter.h"
+#include "compiler/Support/MappedWeights.h"
 #include "dialects/DTG/IR/DTGShapeInference.h"
 
 #include <cstring>
@@ -17,6 +22,8 @@
 
 using namespace mlir;
 using namespace mlir::dtc::onnx_import;
+using mlir::dtc::MappedFile;
+using mlir::dtc::mapWeightsFile;
 using mlir::dtg::interp::Tensor;
 
 Type mlir::dtc::onnx_import::convertDataType(MLIRContext *context,
@@ -148,9 +155,13 @@ TensorOrError mlir::dtc::onnx_import::readTensorProtoType(
 }
 
 /// Reads external data of `proto` into `bytes`; an error message on failure.
+/// Finds the external data of `proto` (checked against `expected` bytes):
+/// `data` points into the file's mapping, which `file` keeps alive.
 static std::string readExternal(const onnx::TensorProto &proto,
                                 const TensorSource &source, int64_t expected,
-                                std::string &bytes, bool &missing) {
+                                ArrayRef<char> &data,
+                                std::shared_ptr<MappedFile> &file,
+                                bool &missing) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto &entry : proto.external_data()) {
@@ -185,13 +196,13 @@ static std::string readExternal(const onnx::TensorProto &proto,
   }
   if (!StringRef(real).starts_with(StringRef(realDir).str() + "/"))
     return "external data path '" + location + "' leaves the model's folder";
-  auto buffer = llvm::MemoryBuffer::getFile(real, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
+  std::string mapError;
+  file = mapWeightsFile(real, mapError);
+  if (!file) {
     missing = true;
     return "cannot read external data file '" + location + "'";
   }
-  int64_t size = (*buffer)->getBufferSize();
+  int64_t size = static_cast<int64_t>(file->data().size());
   if (offset > size)
     return "external data offset " + std::to_string(offset) +
            " is beyond the end of file '" + location + "' (" +
@@ -205,7 +216,7 @@ static std::string readExternal(const onnx::TensorProto &proto,
   if (length != expected)
     return "external data holds " + std::to_string(length) +
            " bytes where the dims need " + std::to_string(expected);
-  bytes.assign((*buffer)->getBufferStart() + offset, length);
+  data = file->data().slice(offset, length);
   return "";
 }
 
@@ -234,13 +245,16 @@ mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
   const std::string *raw = nullptr;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     bool missing = false;
+    ArrayRef<char> data;
+    std::shared_ptr<MappedFile> file;
     std::string error = readExternal(proto, source, n * rawElementSize(type),
-                                     external, missing);
+                                     data, file, missing);
     if (!error.empty()) {
       result.error = name + ": " + error;
       result.externalDataMissing = missing;
       return result;
     }
+    external.assign(data.data(), data.size());
     raw = &external;
   } else if (proto.has_raw_data()) {
     raw = &proto.raw_data();
@@ -306,6 +320,101 @@ mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
   if (t.isFloat() && (type.isF32()))
     t.normalize();
   result.tensor = std::move(t);
+  return result;
+}
+
+AttrOrError
+mlir::dtc::onnx_import::readTensorProtoResource(MLIRContext *context,
+                                                const onnx::TensorProto &proto,
+                                                const TensorSource &source) {
+  AttrOrError result;
+  SmallVector<int64_t> shape;
+  Type type;
+  TensorOrError typed = readTensorProtoType(context, proto, shape, type);
+  if (!typed.error.empty()) {
+    result.error = typed.error;
+    result.unsupportedType = typed.unsupportedType;
+    return result;
+  }
+  std::string name = proto.name().empty() ? "tensor" : "'" + proto.name() + "'";
+  if (!isa<FloatType>(type)) {
+    result.error = name + " is not floating-point";
+    return result;
+  }
+  if (proto.has_segment()) {
+    result.error = name + " is segmented, which dtc does not support";
+    result.unsupportedType = true;
+    return result;
+  }
+  int64_t n = dtg::numElements(shape);
+  int64_t size = rawElementSize(type);
+  int64_t bytes = n * size;
+  AsmResourceBlob blob;
+  auto allocate = [&](size_t length) {
+    blob = HeapAsmResourceBlob::allocate(length, size, /*dataIsMutable=*/true);
+    return blob.getMutableData().data();
+  };
+  // Bytes that outlive the import (a mapped file, the parsed model) become
+  // the blob without a copy, the blob keeping their owner alive; a copy
+  // only where they are not aligned for the element type.
+  auto refer = [&](ArrayRef<char> data, std::shared_ptr<const void> owner) {
+    if (reinterpret_cast<uintptr_t>(data.data()) % size != 0) {
+      std::memcpy(allocate(data.size()), data.data(), data.size());
+      return;
+    }
+    blob = UnmanagedAsmResourceBlob::allocateWithAlign(
+        data, size, [owner = std::move(owner)](void *, size_t, size_t) {});
+  };
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    bool missing = false;
+    ArrayRef<char> data;
+    std::shared_ptr<MappedFile> file;
+    std::string error = readExternal(proto, source, bytes, data, file, missing);
+    if (!error.empty()) {
+      result.error = name + ": " + error;
+      result.externalDataMissing = missing;
+      return result;
+    }
+    refer(data, file);
+  } else if (proto.has_raw_data()) {
+    if (static_cast<int64_t>(proto.raw_data().size()) != bytes) {
+      result.error = name + " holds " +
+                     std::to_string(proto.raw_data().size()) +
+                     " bytes of raw data but its dims and type need " +
+                     std::to_string(bytes);
+      return result;
+    }
+    ArrayRef<char> data(proto.raw_data().data(), bytes);
+    if (source.owner)
+      refer(data, source.owner);
+    else
+      std::memcpy(allocate(bytes), data.data(), bytes);
+  } else {
+    int64_t have = type.isF32()   ? proto.float_data_size()
+                   : type.isF64() ? proto.double_data_size()
+                                  : proto.int32_data_size();
+    if (have != n) {
+      result.error = name + " holds " + std::to_string(have) +
+                     " values but its dims need " + std::to_string(n);
+      return result;
+    }
+    char *out = allocate(bytes);
+    if (type.isF32())
+      std::memcpy(out, proto.float_data().data(), bytes);
+    else if (type.isF64())
+      std::memcpy(out, proto.double_data().data(), bytes);
+    else // 16-bit floats as their bits.
+      for (int64_t k = 0; k < n; ++k) {
+        uint16_t bits = static_cast<uint16_t>(proto.int32_data(int(k)));
+        std::memcpy(out + 2 * k, &bits, 2);
+      }
+  }
+  // A resource name the printer can show as it is.
+  std::string key = "onnx_";
+  for (char c : proto.name())
+    key += llvm::isAlnum(c) ? c : '_';
+  result.attr = DenseResourceElementsAttr::get(
+      RankedTensorType::get(shape, type), key, std::move(blob));
   return result;
 }
 

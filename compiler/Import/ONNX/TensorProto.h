@@ -6,8 +6,10 @@
 
 #include "dialects/DTG/Interp/Tensor.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <memory>
 #include <onnx/onnx_pb.h>
 #include <string>
 
@@ -35,6 +37,9 @@ std::string dataTypeName(int32_t dataType);
 struct TensorSource {
   /// Folder of the model file; external data paths are resolved inside it.
   std::string modelDir;
+  /// Owner of the parsed model, when it may outlive the import: resource
+  /// blobs then point into its raw data instead of copying it.
+  std::shared_ptr<const void> owner;
 };
 
 /// Result of reading a tensor: a value, or an error message.
@@ -52,6 +57,23 @@ struct TensorOrError {
 TensorOrError readTensorProto(MLIRContext *context,
                               const onnx::TensorProto &proto,
                               const TensorSource &source);
+
+/// Result of reading a tensor as an attribute: the attribute, or an error.
+struct AttrOrError {
+  DenseResourceElementsAttr attr;
+  std::string error;
+  bool externalDataMissing = false;
+  bool unsupportedType = false;
+};
+
+/// Reads a floating-point `proto` (a parameter's initial value) into an MLIR
+/// resource blob, its bytes copied once as they are (raw data, external
+/// data or the typed field), never element by element: the way weights
+/// enter the IR, so import costs a copy of the weights and no more. The same
+/// checks as readTensorProto.
+AttrOrError readTensorProtoResource(MLIRContext *context,
+                                    const onnx::TensorProto &proto,
+                                    const TensorSource &source);
 
 /// The shape and element type of `proto` without reading its data; an error
 /// message on bad dims or type.

@@ -434,8 +434,15 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
            << " = " << *call << ";\n";
     names[inner->getResult(0)] = name;
   }
-  // Outputs written by this loop.
-  for (auto &[v, number] : outputOf) {
+  // Outputs written by this loop, in output order (outputOf is keyed by
+  // pointer: its order would change the source, and ccache's hits, from
+  // run to run).
+  SmallVector<std::pair<unsigned, Value>> outputs;
+  for (auto &[v, number] : outputOf)
+    outputs.push_back({number, v});
+  llvm::sort(outputs,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto &[number, v] : outputs) {
     if (!names.count(v) || v == preloaded)
       continue;
     if (dimsOf(v) != space)
