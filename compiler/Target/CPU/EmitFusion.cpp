@@ -793,8 +793,16 @@ LogicalResult FusionPrinter::emit() {
   if (failed(status))
     return failure();
   os << "}\n\n";
-  e.defineFunction(text);
-  e.statement(name + "(" + llvm::join(args, ", ") + ");");
+  // The comment (the ONNX nodes), then the function from its parameters on:
+  // a kernel with the same parameters and body is emitted once.
+  std::string head = "static void " + name;
+  size_t at = text.find("\n" + head + "(");
+  if (at == std::string::npos)
+    return op.emitError("the CPU target lost the kernel's signature");
+  std::string callee =
+      e.defineFunction(name, StringRef(text).take_front(at + 1),
+                       StringRef(text).drop_front(at + 1 + head.size()));
+  e.statement(callee + "(" + llvm::join(args, ", ") + ");");
   return success();
 }
 

@@ -69,9 +69,14 @@ public:
   /// A name for a new file-scope function ("<prefix>_<n>", unique in the
   /// program).
   virtual std::string uniqueName(StringRef prefix) = 0;
-  /// Adds the text of a file-scope function (a fused kernel) to the
-  /// program, after the shapes and arrays it uses.
-  virtual void defineFunction(StringRef text) = 0;
+  /// Adds a file-scope function (a fused kernel) to the program, after the
+  /// shapes and arrays it uses: `comment`, then `static void NAME` and
+  /// `signatureAndBody` (from its parameter list on). Returns the name to
+  /// call: that of an earlier function with the same signature and body
+  /// where there is one (every layer of a transformer has the same kernels
+  /// up to their buffers), so the source does not grow with depth.
+  virtual std::string defineFunction(StringRef name, StringRef comment,
+                                     StringRef signatureAndBody) = 0;
 };
 
 /// Emits the C++ of one op; fails with an error at the op if it cannot
