@@ -2,6 +2,7 @@
 
 #include "runtime/src/Core/Files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -44,6 +45,17 @@ void MappedFile::reset() {
   data_ = nullptr;
   size_ = 0;
   mapping_ = nullptr;
+}
+
+void MappedFile::release(size_t offset, size_t bytes) const {
+  if (!mapping_ || offset >= size_)
+    return;
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = uintptr_t(data_) + offset;
+  uintptr_t end = begin + std::min(bytes, size_ - offset);
+  uintptr_t lo = (begin + page - 1) / page * page, hi = end / page * page;
+  if (hi > lo)
+    madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_DONTNEED);
 }
 
 bool MappedFile::open(const std::string &path, std::string &error) {

@@ -31,6 +31,10 @@ public:
 
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
+  /// Hands back the resident pages wholly inside [offset, offset + bytes)
+  /// (a later read maps them in again): a file read once, tensor by
+  /// tensor, then never holds more than a tensor's pages.
+  void release(size_t offset, size_t bytes) const;
 
 private:
   void reset();

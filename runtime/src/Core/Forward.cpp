@@ -85,6 +85,7 @@ extern "C" int dtcrt_forward_main(int argc, char **argv,
         return fail("weights.bin ends before '" + std::string(d.name) + "'");
       std::memcpy(args[i].data(), weights.data() + d.weights_offset,
                   bytesOf(d, *t));
+      weights.release(size_t(d.weights_offset), bytesOf(d, *t));
       continue;
     }
     auto it = inputs.find(d.name);

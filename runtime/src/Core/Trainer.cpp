@@ -236,6 +236,9 @@ bool Trainer::loadWeights(std::string &error) {
       return false;
     }
     std::memcpy(argBuffers[i].data(), file.data() + offset, t.bytes);
+    // The file's copy of the tensor leaves memory: the step's peak, not
+    // loading, is the run's high-water mark.
+    file.release(size_t(offset), t.bytes);
   }
   return true;
 }
