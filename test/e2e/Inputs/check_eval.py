@@ -38,7 +38,7 @@ def main(argv):
         return 1
     rel = {k: abs(got[k] - want[k]) / max(abs(want[k]), 1e-12) for k in want}
     worst = max(rel, key=rel.get)
-    spread = (tolerance.load(args.ref) or {}).get("eval_loss", 0.0)
+    spread = (tolerance.load(args.ref) or {}).get("eval_loss")
     line = (f"{args.label}: {len(want)} evaluations (steps "
             f"{', '.join(str(k) for k in sorted(want))}), worst relative "
             f"eval-loss difference {rel[worst]:.2e} (step {worst}; "

@@ -56,7 +56,7 @@ def main(argv):
     loss_rel = relative([s["loss"] for s in steps], want_loss[:n])
     lr_rel = relative([s["lr"] for s in steps], want_lr[:n])
     worst = int(np.argmax(loss_rel))
-    spread = (tolerance.load(args.ref) or {}).get("loss", 0.0)
+    spread = (tolerance.load(args.ref) or {}).get("loss")
     line = (f"{args.label}: {n} steps, worst relative loss difference "
             f"{loss_rel.max():.2e} (step {worst + 1}; "
             f"{tolerance.describe(args.rtol, spread)}), lr "

@@ -143,7 +143,7 @@ def main(argv):
           f"{states} state tensors")
     if args.ref_params:
         overall = np.sqrt(diff_sq / max(ref_sq, 1e-60))
-        together = spread.get("params", 0.0)
+        together = spread.get("params")
         line = (f"vs PyTorch: {len(ref)} trained tensors, relative L2 "
                 f"{overall:.2e} together, worst tensor {worst_ref:.2e} "
                 f"({worst_name}; together: "

@@ -42,12 +42,15 @@ def load(refdir):
 
 
 def bound(stated, spread):
-    """The larger of the stated tolerance and FACTOR times the spread."""
-    return max(stated, FACTOR * spread)
+    """The larger of the stated tolerance and FACTOR times the spread (None:
+    the reference measured none)."""
+    return max(stated, FACTOR * (spread or 0.0))
 
 
 def describe(stated, spread):
     """How a bound came about, for a check's report line."""
+    if spread is None:
+        return f"bound {stated:g}, no float32 ensemble"
     if FACTOR * spread > stated:
         return (f"bound {FACTOR * spread:.2e} = {FACTOR:g} x the "
                 f"float32 spread {spread:.2e}")
