@@ -13,7 +13,8 @@ heads, 12 layers; medium 1024, 16, 24; vocabulary 50257, 128 tokens; batch
 3. runs OUT/train for warmup + steps steps at 1 and at 2 threads: median
    step time, peak RSS (VmHWM), plan.json's peak and the runtime's measured
    one, the first losses;
-4. trains the same module in eager PyTorch (this Python's torch, in a child
+4. trains the same module in eager PyTorch (the torch of the Python running
+   this script, e.g. a venv's PyTorch 2 from PyPI, in a child
    process per thread count, from the export's weights on the same batches:
    test/bench/train_speed.py's torch_round) and, where torch >= 2, with
    torch.compile: median step time, peak RSS of the whole process, first
@@ -102,8 +103,18 @@ def run_polled(argv, env=None, children=()):
     return wall, peak, child_peak, stdout, stderr
 
 
-def export(case, directory):
-    speed.export(case, os.path.join(directory, "inline"))
+def export(case, directory, exporter):
+    """Exports the case with `exporter` (a Python whose PyTorch exports
+    the examples: Debian's, by default, whatever torch runs the peer) and
+    rewrites it with external data."""
+    argv = [exporter, os.path.join(ROOT, "examples", case.example,
+                                   "make_example.py"),
+            "--out", os.path.join(directory, "inline"), "--opset", "17",
+            "--training", "--batch", str(case.batch), "--train-data",
+            str(case.samples)]
+    for name, value in sorted(case.sizes.items()):
+        argv += ["--" + name, str(value)]
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     external = os.path.join(directory, "external")
     subprocess.run([sys.executable, os.path.join(
         ROOT, "test", "e2e", "Inputs", "to_external_data.py"),
@@ -204,6 +215,10 @@ def main(argv):
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--profile", help="dtc calibrate's profile, for the "
                         "GEMM peak")
+    parser.add_argument("--exporter", default="/usr/bin/python3",
+                        help="the Python that exports the models (default "
+                        "Debian's, with PyTorch 1.13); the peer runs under "
+                        "the Python running this script")
     args = parser.parse_args(argv[1:])
     work = args.work or tempfile.mkdtemp(prefix="dtc-real-size-")
     threads = [int(t) for t in args.threads.split(",")]
@@ -214,7 +229,7 @@ def main(argv):
     for name in args.cases:
         case = CASES[name]
         directory = os.path.join(work, name)
-        model_dir = export(case, directory)
+        model_dir = export(case, directory, args.exporter)
         data_dir = os.path.join(model_dir, "train")
         out = os.path.join(directory, "out")
         c = compile_case(args.dtc, case, model_dir, out)
