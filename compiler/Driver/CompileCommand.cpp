@@ -221,7 +221,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   // printer would turn each resource blob into hex only to elide it.
   for (func::FuncOp func : (*module)->getOps<func::FuncOp>())
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      func.removeArgAttr(i, StringAttr::get(&context, "dtg.initial"));
+      func.removeArgAttr(i, StringAttr::get(&context, attrs::kInitial));
   std::string ir;
   llvm::raw_string_ostream irOs(ir);
   (*module)->print(irOs, OpPrintingFlags().elideLargeElementsAttrs(16));

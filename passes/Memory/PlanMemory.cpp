@@ -106,18 +106,42 @@ bool isCarriedRole(StringRef role) {
   return role == "parameter" || role == "state" || role == "optimizer_state";
 }
 
+/// True if nothing reads `arg` (through reshapes, its aliases, and inside
+/// ops' regions) after `writer`, the op writing `result` over it, and reads
+/// at `writer` only go through operands that memory::mayWriteOver allows.
+/// Looks at the argument's uses only, not at the whole body.
+bool onlyReadBefore(BlockArgument arg, OpResult result) {
+  Block &body = *arg.getOwner();
+  Operation *writer = result.getOwner();
+  SmallVector<Value> aliases = {arg};
+  while (!aliases.empty()) {
+    Value value = aliases.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!top || isa<func::ReturnOp>(top))
+        return false;
+      if (user == writer) {
+        if (!memory::mayWriteOver(writer, result.getResultNumber(),
+                                  use.getOperandNumber()))
+          return false;
+        continue;
+      }
+      if (!top->isBeforeInBlock(writer))
+        return false;
+      if (auto reshape = dyn_cast<dtg::ReshapeOp>(user))
+        aliases.push_back(reshape.getResult());
+    }
+  }
+  return true;
+}
+
 /// Marks each carried result of `func` that may be written over the
 /// argument it updates (memory::kDonatedArg), and counts the others
 /// (memory::kUndonated). The result must be written directly by an op of
-/// the body (writesResultDirectly), and every read of the argument
-/// (through aliases, and inside ops' regions) must come before that op, or
-/// at it through an operand that memory::mayWriteOver allows.
+/// the body (writesResultDirectly), and the argument read only before
+/// that op (onlyReadBefore).
 void donateCarriedState(func::FuncOp func, func::ReturnOp ret) {
-  Block &body = func.getBody().front();
-  llvm::DenseMap<Operation *, int64_t> position;
-  int64_t pos = 0;
-  for (Operation &op : body)
-    position[&op] = pos++;
   auto attr = [](DictionaryAttr attrs, StringRef name) {
     auto s = attrs ? attrs.getAs<StringAttr>(name) : StringAttr();
     return s ? s.getValue() : StringRef();
@@ -141,30 +165,9 @@ void donateCarriedState(func::FuncOp func, func::ReturnOp ret) {
     }
     Value value = ret.getOperand(i);
     auto result = dyn_cast<OpResult>(value);
-    bool ok = arg && !donated.contains(*arg) && result &&
-              writesResultDirectly(value, ret);
-    if (ok) {
-      Operation *writer = result.getOwner();
-      int64_t at = position[writer];
-      Value old = body.getArgument(*arg);
-      for (Operation &op : body) {
-        int64_t p = position[&op];
-        op.walk([&](Operation *user) {
-          for (OpOperand &use : user->getOpOperands()) {
-            if (memory::bufferOf(use.get()) != old)
-              continue;
-            bool before = p < at && !isa<func::ReturnOp>(user);
-            bool atWriter =
-                user == writer &&
-                memory::mayWriteOver(writer, result.getResultNumber(),
-                                     use.getOperandNumber());
-            if (!before && !atWriter)
-              ok = false;
-          }
-        });
-      }
-    }
-    if (!ok) {
+    if (!arg || donated.contains(*arg) || !result ||
+        !writesResultDirectly(value, ret) ||
+        !onlyReadBefore(func.getArgument(*arg), result)) {
       ++undonated;
       continue;
     }

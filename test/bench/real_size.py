@@ -196,12 +196,9 @@ def torch_worker(argv):
 
 
 def gemm_peak(profile):
+    """The fp32 GEMM peak of a `dtc calibrate` profile, in FLOP/s."""
     with open(profile) as f:
-        data = json.load(f)
-    for key in ("gemm_flops", "peak_gemm_flops", "gemm_fp32_flops"):
-        if key in data:
-            return float(data[key])
-    return None
+        return json.load(f).get("peak_gemm_flops")
 
 
 def main(argv):

@@ -154,7 +154,6 @@ TensorOrError mlir::dtc::onnx_import::readTensorProtoType(
   return result;
 }
 
-/// Reads external data of `proto` into `bytes`; an error message on failure.
 /// Finds the external data of `proto` (checked against `expected` bytes):
 /// `data` points into the file's mapping, which `file` keeps alive.
 static std::string readExternal(const onnx::TensorProto &proto,
@@ -220,50 +219,68 @@ static std::string readExternal(const onnx::TensorProto &proto,
   return "";
 }
 
+/// The common start of reading `proto`'s values: its shape, type and
+/// display name, and its data where it holds them as little-endian bytes
+/// (external data, `file` keeping the mapping alive, or raw_data), checked
+/// against what its dims and type need. `raw` stays empty where the typed
+/// fields hold the values. False with `status` set on an error.
+static bool locateData(MLIRContext *context, const onnx::TensorProto &proto,
+                       const TensorSource &source, ReadStatus &status,
+                       SmallVectorImpl<int64_t> &shape, Type &type,
+                       std::string &name, std::optional<ArrayRef<char>> &raw,
+                       std::shared_ptr<MappedFile> &file) {
+  TensorOrError typed = readTensorProtoType(context, proto, shape, type);
+  if (!typed.error.empty()) {
+    status = typed;
+    return false;
+  }
+  name = proto.name().empty() ? "tensor" : "'" + proto.name() + "'";
+  if (proto.has_segment()) {
+    status.error = name + " is segmented, which dtc does not support";
+    status.unsupportedType = true;
+    return false;
+  }
+  int64_t bytes = dtg::numElements(shape) * rawElementSize(type);
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    bool missing = false;
+    ArrayRef<char> data;
+    std::string error = readExternal(proto, source, bytes, data, file, missing);
+    if (!error.empty()) {
+      status.error = name + ": " + error;
+      status.externalDataMissing = missing;
+      return false;
+    }
+    raw = data;
+  } else if (proto.has_raw_data()) {
+    raw = ArrayRef<char>(proto.raw_data().data(), proto.raw_data().size());
+    if (static_cast<int64_t>(raw->size()) != bytes) {
+      status.error = name + " holds " + std::to_string(raw->size()) +
+                     " bytes of raw data but its dims and type need " +
+                     std::to_string(bytes);
+      return false;
+    }
+  }
+  return true;
+}
+
 TensorOrError
 mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
                                         const onnx::TensorProto &proto,
                                         const TensorSource &source) {
+  TensorOrError result;
   SmallVector<int64_t> shape;
   Type type;
-  TensorOrError result = readTensorProtoType(context, proto, shape, type);
-  if (!result.error.empty())
+  std::string name;
+  std::optional<ArrayRef<char>> raw;
+  std::shared_ptr<MappedFile> file;
+  if (!locateData(context, proto, source, result, shape, type, name, raw, file))
     return result;
-  std::string name = proto.name().empty() ? "tensor" : "'" + proto.name() + "'";
-  if (proto.has_segment()) {
-    result.error = name + " is segmented, which dtc does not support";
-    result.unsupportedType = true;
-    return result;
-  }
   int64_t n = dtg::numElements(shape);
-  auto mismatch = [&](int64_t have) {
-    result.error = name + " holds " + std::to_string(have) +
-                   " values but its dims need " + std::to_string(n);
-    return result;
-  };
-  std::string external;
-  const std::string *raw = nullptr;
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    bool missing = false;
-    ArrayRef<char> data;
-    std::shared_ptr<MappedFile> file;
-    std::string error = readExternal(proto, source, n * rawElementSize(type),
-                                     data, file, missing);
-    if (!error.empty()) {
-      result.error = name + ": " + error;
-      result.externalDataMissing = missing;
-      return result;
-    }
-    external.assign(data.data(), data.size());
-    raw = &external;
-  } else if (proto.has_raw_data()) {
-    raw = &proto.raw_data();
-  }
   // Check the amount of data before allocating: the dims alone may ask for
-  // up to 2^31 elements.
+  // up to 2^31 elements (raw bytes were checked by locateData).
   int64_t have;
   if (raw)
-    have = static_cast<int64_t>(raw->size()) / rawElementSize(type);
+    have = n;
   else if (proto.data_type() == onnx::TensorProto::FLOAT)
     have = proto.float_data_size();
   else if (proto.data_type() == onnx::TensorProto::DOUBLE)
@@ -275,14 +292,11 @@ mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
     have = proto.uint64_data_size();
   else // int32_data holds the rest, 16-bit floats as their bits.
     have = proto.int32_data_size();
-  if (raw && static_cast<int64_t>(raw->size()) != n * rawElementSize(type)) {
-    result.error = name + " holds " + std::to_string(raw->size()) +
-                   " bytes of raw data but its dims and type need " +
-                   std::to_string(n * rawElementSize(type));
+  if (have != n) {
+    result.error = name + " holds " + std::to_string(have) +
+                   " values but its dims need " + std::to_string(n);
     return result;
   }
-  if (have != n)
-    return mismatch(have);
 
   Tensor t = Tensor::zeros(type, shape);
   if (raw) {
@@ -330,20 +344,13 @@ mlir::dtc::onnx_import::readTensorProtoResource(MLIRContext *context,
   AttrOrError result;
   SmallVector<int64_t> shape;
   Type type;
-  TensorOrError typed = readTensorProtoType(context, proto, shape, type);
-  if (!typed.error.empty()) {
-    result.error = typed.error;
-    result.unsupportedType = typed.unsupportedType;
+  std::string name;
+  std::optional<ArrayRef<char>> raw;
+  std::shared_ptr<MappedFile> file;
+  if (!locateData(context, proto, source, result, shape, type, name, raw, file))
     return result;
-  }
-  std::string name = proto.name().empty() ? "tensor" : "'" + proto.name() + "'";
   if (!isa<FloatType>(type)) {
     result.error = name + " is not floating-point";
-    return result;
-  }
-  if (proto.has_segment()) {
-    result.error = name + " is segmented, which dtc does not support";
-    result.unsupportedType = true;
     return result;
   }
   int64_t n = dtg::numElements(shape);
@@ -356,39 +363,14 @@ mlir::dtc::onnx_import::readTensorProtoResource(MLIRContext *context,
   };
   // Bytes that outlive the import (a mapped file, the parsed model) become
   // the blob without a copy, the blob keeping their owner alive; a copy
-  // only where they are not aligned for the element type.
-  auto refer = [&](ArrayRef<char> data, std::shared_ptr<const void> owner) {
-    if (reinterpret_cast<uintptr_t>(data.data()) % size != 0) {
-      std::memcpy(allocate(data.size()), data.data(), data.size());
-      return;
-    }
+  // where there is no owner or they are not aligned for the element type.
+  std::shared_ptr<const void> owner =
+      file ? std::shared_ptr<const void>(file) : source.owner;
+  if (raw && owner && reinterpret_cast<uintptr_t>(raw->data()) % size == 0) {
     blob = UnmanagedAsmResourceBlob::allocateWithAlign(
-        data, size, [owner = std::move(owner)](void *, size_t, size_t) {});
-  };
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    bool missing = false;
-    ArrayRef<char> data;
-    std::shared_ptr<MappedFile> file;
-    std::string error = readExternal(proto, source, bytes, data, file, missing);
-    if (!error.empty()) {
-      result.error = name + ": " + error;
-      result.externalDataMissing = missing;
-      return result;
-    }
-    refer(data, file);
-  } else if (proto.has_raw_data()) {
-    if (static_cast<int64_t>(proto.raw_data().size()) != bytes) {
-      result.error = name + " holds " +
-                     std::to_string(proto.raw_data().size()) +
-                     " bytes of raw data but its dims and type need " +
-                     std::to_string(bytes);
-      return result;
-    }
-    ArrayRef<char> data(proto.raw_data().data(), bytes);
-    if (source.owner)
-      refer(data, source.owner);
-    else
-      std::memcpy(allocate(bytes), data.data(), bytes);
+        *raw, size, [owner = std::move(owner)](void *, size_t, size_t) {});
+  } else if (raw) {
+    std::memcpy(allocate(bytes), raw->data(), bytes);
   } else {
     int64_t have = type.isF32()   ? proto.float_data_size()
                    : type.isF64() ? proto.double_data_size()

@@ -42,9 +42,8 @@ struct TensorSource {
   std::shared_ptr<const void> owner;
 };
 
-/// Result of reading a tensor: a value, or an error message.
-struct TensorOrError {
-  std::optional<dtg::interp::Tensor> tensor;
+/// How reading a tensor went: an error message (empty on success).
+struct ReadStatus {
   std::string error;
   /// True if the error is that external data is absent (allowed when
   /// weights are not required).
@@ -53,17 +52,19 @@ struct TensorOrError {
   bool unsupportedType = false;
 };
 
+/// Result of reading a tensor: a value, or an error message.
+struct TensorOrError : ReadStatus {
+  std::optional<dtg::interp::Tensor> tensor;
+};
+
 /// Reads `proto` (checking that its data matches its dims and type).
 TensorOrError readTensorProto(MLIRContext *context,
                               const onnx::TensorProto &proto,
                               const TensorSource &source);
 
 /// Result of reading a tensor as an attribute: the attribute, or an error.
-struct AttrOrError {
+struct AttrOrError : ReadStatus {
   DenseResourceElementsAttr attr;
-  std::string error;
-  bool externalDataMissing = false;
-  bool unsupportedType = false;
 };
 
 /// Reads a floating-point `proto` (a parameter's initial value) into an MLIR

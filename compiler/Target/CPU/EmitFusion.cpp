@@ -721,27 +721,30 @@ LogicalResult FusionPrinter::emit() {
     if (failed(e.checkTensors(&inner)))
       return failure();
   std::string name = e.uniqueName("fused");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  // The ONNX nodes it came from.
+  // The comment (the ONNX nodes it came from), then the function from its
+  // parameter list on: a kernel with the same parameters and body is
+  // emitted once (KernelEmitter::defineFunction).
+  std::string comment, text;
+  llvm::raw_string_ostream commentOs(comment), os(text);
   llvm::SetVector<std::string, std::vector<std::string>, std::set<std::string>>
       nodes;
   for (Operation &inner : op.getBody().front().without_terminator())
     if (!isa<dtg::ConstantOp>(inner))
       if (std::string node = dtc::onnxNodeName(inner.getLoc()); !node.empty())
         nodes.insert(node);
-  os << "// " << op.getKind() << " kernel";
+  commentOs << "// " << op.getKind() << " kernel";
   if (!nodes.empty()) {
-    os << " of";
+    commentOs << " of";
     for (auto [i, node] : llvm::enumerate(nodes)) {
       if (i == 8) {
-        os << " and " << nodes.size() - 8 << " more";
+        commentOs << " and " << nodes.size() - 8 << " more";
         break;
       }
-      os << (i ? ", " : " ") << node;
+      commentOs << (i ? ", " : " ") << node;
     }
   }
-  os << "\nstatic void " << name << "(";
+  commentOs << "\n";
+  os << "(";
   SmallVector<std::string> params, args;
   // An output the memory plan may place over an input (memory::mayWriteOver)
   // shares its storage: neither pointer of such a pair is __restrict.
@@ -793,15 +796,7 @@ LogicalResult FusionPrinter::emit() {
   if (failed(status))
     return failure();
   os << "}\n\n";
-  // The comment (the ONNX nodes), then the function from its parameters on:
-  // a kernel with the same parameters and body is emitted once.
-  std::string head = "static void " + name;
-  size_t at = text.find("\n" + head + "(");
-  if (at == std::string::npos)
-    return op.emitError("the CPU target lost the kernel's signature");
-  std::string callee =
-      e.defineFunction(name, StringRef(text).take_front(at + 1),
-                       StringRef(text).drop_front(at + 1 + head.size()));
+  std::string callee = e.defineFunction(name, comment, text);
   e.statement(callee + "(" + llvm::join(args, ", ") + ");");
   return success();
 }
