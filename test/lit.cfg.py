@@ -25,6 +25,14 @@ llvm_config.with_environment("PATH", config.dtc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]:
     config.environment[var] = "1"
+# Runs over several ranks (DESIGN.md section 4): OpenMPI's mpirun, as root
+# in containers, more ranks than cores.
+config.environment.update({
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+})
+config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
 # Where a machine sets OpenBLAS's core type (some CPUs need it for a correct
 # OpenBLAS), the tests run as every other program on it does.
 llvm_config.with_system_environment(["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"])

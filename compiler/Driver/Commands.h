@@ -91,8 +91,15 @@ int runInterpretTrainCommand(const InterpretTrainCommandOptions &options);
 struct CompileCommandOptions {
   std::string model;
   std::string outDir;
-  /// "8x4x2" or "dp=8,tp=4,pp=2"; only 1x1x1 until the sharding issues.
+  /// "8x4x2" or "dp=8,tp=4,pp=2" (data parallelism only so far: tp and pp
+  /// of 1).
   std::string mesh = "1x1x1";
+  /// --zero: the ZeRO stage over dp.
+  int64_t zero = 0;
+  /// --explain: print the shardings and the collectives (stdout).
+  bool explain = false;
+  /// --local-batchnorm: per-rank batch statistics.
+  bool localBatchNorm = false;
   std::string target = "cpu";
   ShapeOptions shapes;
   int64_t globalBatch = 0;

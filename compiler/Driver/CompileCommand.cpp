@@ -12,6 +12,7 @@
 #include "passes/Memory/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Recompute/Passes.h"
+#include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -78,10 +79,18 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (!parseMesh(cmd.mesh, dp, tp, pp))
     return reportError("--mesh expects DPxTPxPP or dp=N,tp=N,pp=N, got '" +
                        cmd.mesh + "'");
-  if (dp * tp * pp != 1)
-    return reportError("--mesh " + cmd.mesh +
-                       ": this build compiles for one device (1x1x1) only; "
-                       "data, tensor and pipeline parallelism come later");
+  if (tp != 1 || pp != 1)
+    return reportError(
+        "--mesh " + cmd.mesh + ": " +
+        (tp != 1 ? "tensor parallelism (tp=" + Twine(tp) + ")"
+                 : "pipeline parallelism (pp=" + Twine(pp) + ")") +
+        " is not supported yet; this build partitions over data-parallel "
+        "ranks only (--mesh Nx1x1 or dp=N)");
+  if (cmd.zero < 0 || cmd.zero > 3)
+    return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
+  if (cmd.zero == 3)
+    return reportError("--zero 3 (sharded parameters, gathered before each "
+                       "use) is not supported yet; stages 0, 1 and 2 are");
   if (cmd.target != "cpu")
     return reportError("--target " + cmd.target +
                        " is not available (this build targets cpu)");
@@ -89,11 +98,24 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     return reportError("-o OUTDIR is required");
   if (cmd.globalBatch <= 0)
     return reportError("--global-batch must be a positive integer");
-  int64_t micro = cmd.microBatch > 0 ? cmd.microBatch : cmd.globalBatch;
-  if (cmd.globalBatch % micro != 0)
+  if (cmd.globalBatch % dp != 0)
+    return reportError("--mesh " + cmd.mesh + ": dp=" + Twine(dp) +
+                       " does not divide --global-batch " +
+                       Twine(cmd.globalBatch) +
+                       " (each data-parallel rank takes an equal share)");
+  // The micro-batch is one rank's; by default a rank's whole share.
+  int64_t local = cmd.globalBatch / dp;
+  int64_t micro = cmd.microBatch > 0 ? cmd.microBatch : local;
+  if (local % micro != 0 && dp == 1)
     return reportError("--micro-batch " + Twine(micro) +
                        " does not divide --global-batch " +
                        Twine(cmd.globalBatch));
+  if (local % micro != 0)
+    return reportError("--micro-batch " + Twine(micro) +
+                       " does not divide a data-parallel rank's share of "
+                       "--global-batch " +
+                       Twine(cmd.globalBatch) + " (" + Twine(local) + " = " +
+                       Twine(cmd.globalBatch) + " / dp=" + Twine(dp) + ")");
   if (cmd.recompute != "none" && cmd.recompute != "full" &&
       cmd.recompute != "selective" && cmd.recompute != "auto")
     return reportError("--recompute expects none, full, selective or auto, "
@@ -157,13 +179,19 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (failed(module))
     return 1;
   BuildTrainStepPassOptions training = cmd.training;
-  training.microBatches = cmd.globalBatch / micro;
+  training.microBatches = local / micro;
+  training.syncBatchNormDp = cmd.localBatchNorm ? 1 : dp;
   PassManager pm(&context);
   pm.addPass(createBuildTrainStepPass(training));
   if (precision.precision != "fp32")
     pm.addPass(createMixedPrecisionPass(precision));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  PartitionDataParallelPassOptions partition;
+  partition.dp = dp;
+  partition.zero = cmd.zero;
+  partition.localBatchNorm = cmd.localBatchNorm;
+  pm.addPass(createPartitionDataParallelPass(partition));
   RecomputePassOptions recompute;
   recompute.mode = cmd.recompute;
   recompute.memoryLimit = int64_t(cmd.memoryLimitGiB * double(1 << 30));
@@ -184,6 +212,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (failed(late.run(**module)))
     return 1;
   lateTimer.stop();
+  if (cmd.explain)
+    printExplanation(**module, llvm::outs());
 
   if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
     return reportError("cannot create '" + cmd.outDir + "': " + ec.message());

@@ -4,10 +4,14 @@
 
 #include "compiler/Import/ONNX/ONNXImporter.h"
 #include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
 #include "passes/Analysis/CostModel.h"
 #include "passes/Memory/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -79,6 +83,87 @@ int64_t mlir::dtc::countKernels(ModuleOp module) {
   return count(step);
 }
 
+/// The sharding of argument `i` as text: "replicated", or the whole
+/// tensor's #dist.sharding of a block (dtc.sharding).
+static std::string shardingText(func::FuncOp step, unsigned i) {
+  Attribute sharding = step.getArgAttr(i, "dtc.sharding");
+  if (!sharding)
+    return "replicated";
+  std::string text;
+  llvm::raw_string_ostream(text) << sharding;
+  return text;
+}
+
+/// Elements of ring chunk `i` of `count` over `n` (count / n, the first
+/// count % n one more): how a ring all-reduce cuts its buffer.
+static int64_t ringChunk(int64_t count, int64_t n, int64_t i) {
+  return count / n + (i < count % n ? 1 : 0);
+}
+
+std::optional<CollectiveBytes>
+mlir::dtc::collectiveBytes(Operation *op, const int64_t sizes[3],
+                           const int64_t coords[3]) {
+  auto group = [&](ArrayAttr axes, CollectiveBytes &c) {
+    c.groupSize = 1;
+    c.position = 0;
+    for (StringRef axis : axes.getAsValueRange<StringAttr>()) {
+      int a = axis == "pp" ? 0 : axis == "dp" ? 1 : 2;
+      c.groupSize *= sizes[a];
+      c.position = c.position * sizes[a] + coords[a];
+      c.axes += (c.axes.empty() ? "" : "+") + axis.str();
+    }
+  };
+  CollectiveBytes c;
+  if (auto ar = dyn_cast<dist::AllReduceOp>(op)) {
+    group(ar.getMeshAxes(), c);
+    auto t = ar.getInput().getType();
+    int64_t count = t.getNumElements(), n = c.groupSize, r = c.position;
+    int64_t es = memory::byteSize(t) / std::max<int64_t>(count, 1);
+    if (n > 1)
+      c.bytes = (2 * count - ringChunk(count, n, r) -
+                 ringChunk(count, n, (r + 1) % n)) *
+                es;
+    c.tensorBytes = memory::byteSize(t);
+    return c;
+  }
+  if (auto rs = dyn_cast<dist::ReduceScatterOp>(op)) {
+    group(rs.getMeshAxes(), c);
+    c.bytes = (c.groupSize - 1) * memory::byteSize(rs.getResult().getType());
+    c.tensorBytes = memory::byteSize(rs.getInput().getType());
+    return c;
+  }
+  if (auto ag = dyn_cast<dist::AllGatherOp>(op)) {
+    group(ag.getMeshAxes(), c);
+    c.bytes = (c.groupSize - 1) * memory::byteSize(ag.getInput().getType());
+    c.tensorBytes = memory::byteSize(ag.getResult().getType());
+    return c;
+  }
+  return std::nullopt;
+}
+
+/// The bytes one rank sends per step through each mesh-axis group: the
+/// dist collectives of `func` and of the functions it calls (once per
+/// call).
+static std::map<std::string, int64_t>
+commBytesPerStep(func::FuncOp func, const int64_t sizes[3],
+                 const int64_t coords[3]) {
+  std::map<std::string, int64_t> bytes;
+  func.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          op, call.getCalleeAttr());
+      if (callee)
+        for (auto [key, b] : commBytesPerStep(callee, sizes, coords))
+          bytes[key] += b;
+      return;
+    }
+    if (std::optional<CollectiveBytes> c = collectiveBytes(op, sizes, coords))
+      if (c->bytes > 0)
+        bytes[c->axes] += c->bytes;
+  });
+  return bytes;
+}
+
 llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                                            int64_t kernelsBeforeFusion,
                                            int64_t kernelsAfterFusion,
@@ -95,6 +180,22 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   std::string precision = precisionAttr ? precisionAttr.str() : "fp32";
   int64_t microBatch = intAttr("dtc.micro_batch");
 
+  // The mesh this is one rank's program of (dtc-partition-data-parallel).
+  int64_t meshSizes[3] = {1, 1, 1}; // pp, dp, tp
+  for (auto mesh : module.getOps<dist::MeshOp>())
+    for (const dist::MeshAxis &axis : mesh.getMesh().getAxes()) {
+      StringRef n = axis.name.getValue();
+      meshSizes[n == "pp" ? 0 : n == "dp" ? 1 : 2] = axis.size;
+    }
+  int64_t dp = meshSizes[1];
+  int64_t zero = intAttr("dtc.zero");
+  // Names of the parameters whose optimizer state is held in blocks.
+  llvm::StringSet<> splitState;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    if (argRole(step, i) == "optimizer_state" &&
+        step.getArgAttr(i, "dtc.sharding"))
+      splitState.insert(argName(step, i).rsplit('.').first);
+
   int64_t params = 0, state = 0, opt = 0, inputs = 0, other = 0, results = 0,
           gradients = 0, parametersTotal = 0, constants = 0;
   Array tensors;
@@ -105,7 +206,11 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     if (role == "parameter") {
       params += bytes;
       if (step.getArgAttr(i, "dtg.trainable")) {
-        gradients += bytes;
+        // ZeRO 2 accumulates the blocks of the gradients it
+        // reduce-scatters.
+        gradients += zero >= 2 && splitState.contains(argName(step, i))
+                         ? bytes / dp
+                         : bytes;
         parametersTotal += cast<RankedTensorType>(type).getNumElements();
       }
     } else if (role == "constant") {
@@ -126,7 +231,7 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                              {"role", role},
                              {"shape", Array(t.getShape())},
                              {"dtype", dtype},
-                             {"sharding", "replicated"}});
+                             {"sharding", shardingText(step, i)}});
   }
   // A result written over its argument (donated) takes no buffer of its own.
   results += memory::ownResultBytes(step);
@@ -189,7 +294,11 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     });
     return f;
   });
-  double flopsAll = sumKernelOps(
+  // Per rank so far; the step's model FLOPs are every data-parallel
+  // rank's.
+  double rankFlops = flops;
+  flops *= double(dp);
+  double flopsAll = double(dp) * sumKernelOps(
       step, [](Operation *op) { return estimateOpCost(op).flops; });
   DeviceProfile fallback;
   if (!profile) {
@@ -204,7 +313,8 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
       {"step_time_s", stepTime},
       {"samples_per_s", stepTime > 0 ? double(globalBatch) / stepTime : 0.0},
       {"mfu",
-       stepTime > 0 ? flops / stepTime / peakGemmFlopsFor(*profile, 32) : 0.0},
+       stepTime > 0 ? rankFlops / stepTime / peakGemmFlopsFor(*profile, 32)
+                    : 0.0},
       {"bubble_fraction", 0.0}};
 
   // What passes/Recompute chose: its clones carry dtg.recompute.
@@ -233,29 +343,46 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                      {"outputs", results},
                      {"arena", arena},
                      {"peak", peak}};
-  Object rank{
-      {"rank", 0},
-      {"coords", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}},
-      {"stage", 0},
-      {"memory_bytes", std::move(memoryBytes)},
-      // Carried state written over its arguments, and carried
-      // results that keep a buffer of their own (a second copy).
-      {"state_in_place", Object{{"results", inPlace}, {"copied", undonated}}},
-      {"saved_activations", std::move(saved)},
-      {"comm_bytes_per_step", Object{{"dp", 0}, {"tp", 0}, {"pp", 0}}}};
-  return Object{{"mesh", Object{{"dp", 1}, {"tp", 1}, {"pp", 1}}},
+  // Every rank runs the same program (data parallelism): the same memory,
+  // and bytes that depend only on its position in each group.
+  Array ranks;
+  int64_t numRanks = meshSizes[0] * meshSizes[1] * meshSizes[2];
+  for (int64_t r = 0; r < numRanks; ++r) {
+    int64_t coords[3] = {r / (meshSizes[1] * meshSizes[2]),
+                         r / meshSizes[2] % meshSizes[1], r % meshSizes[2]};
+    Object comm{{"dp", 0}, {"tp", 0}, {"pp", 0}};
+    for (auto [axes, bytes] : commBytesPerStep(step, meshSizes, coords))
+      comm[axes] = bytes;
+    ranks.push_back(Object{
+        {"rank", r},
+        {"coords",
+         Object{{"dp", coords[1]}, {"tp", coords[2]}, {"pp", coords[0]}}},
+        {"stage", coords[0]},
+        {"memory_bytes", Object(memoryBytes)},
+        // Carried state written over its arguments, and carried
+        // results that keep a buffer of their own (a second copy).
+        {"state_in_place",
+         Object{{"results", inPlace}, {"copied", undonated}}},
+        {"saved_activations", Array(saved)},
+        {"comm_bytes_per_step", std::move(comm)}});
+  }
+  int64_t microBatches =
+      microBatch ? globalBatch / std::max<int64_t>(dp, 1) / microBatch : 0;
+  return Object{{"mesh", Object{{"dp", meshSizes[1]},
+                                {"tp", meshSizes[2]},
+                                {"pp", meshSizes[0]}}},
                 {"precision", precision},
-                {"zero", 0},
+                {"zero", zero},
                 {"schedule", "none"},
                 {"global_batch", globalBatch},
                 {"micro_batch", microBatch},
-                {"micro_batches", microBatch ? globalBatch / microBatch : 0},
+                {"micro_batches", microBatches},
                 {"parameters_total", parametersTotal},
                 {"flops_per_step", flops},
                 {"flops_per_step_all", flopsAll},
                 {"recompute", std::move(recompute)},
                 {"predicted", std::move(predicted)},
-                {"ranks", Array{std::move(rank)}},
+                {"ranks", std::move(ranks)},
                 {"kernels", Object{{"before_fusion", kernelsBeforeFusion},
                                    {"after_fusion", kernelsAfterFusion}}},
                 {"tensors", std::move(tensors)}};

@@ -8,6 +8,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir::dtc {
 
@@ -20,6 +24,33 @@ namespace mlir::dtc {
 llvm::json::Value buildPlanJson(ModuleOp module, int64_t kernelsBeforeFusion,
                                 int64_t kernelsAfterFusion,
                                 const DeviceProfile *profile = nullptr);
+
+/// What one collective of a rank's program sends.
+struct CollectiveBytes {
+  /// The mesh axes of its group, joined by '+' ("dp").
+  std::string axes;
+  int64_t groupSize = 1, position = 0;
+  /// Bytes this rank sends, as ring algorithms send them
+  /// (../shared/REFERENCE.md): an all-reduce 2(n-1)/n of the buffer, cut
+  /// into ring chunks (count / n elements, the first count % n one more) so
+  /// that a rank sends every chunk but its own in the reduce-scatter phase
+  /// and every chunk but the next rank's in the all-gather phase; a
+  /// reduce-scatter or all-gather (n-1)/n of the whole tensor.
+  int64_t bytes = 0;
+  /// Bytes of the whole tensor it moves.
+  int64_t tensorBytes = 0;
+};
+
+/// The bytes of `op` (a dist collective; nullopt for any other op) for the
+/// rank at `coords` of a mesh of `sizes` (both pp, dp, tp).
+std::optional<CollectiveBytes> collectiveBytes(Operation *op,
+                                               const int64_t sizes[3],
+                                               const int64_t coords[3]);
+
+/// Prints what --explain shows: the mesh, each parameter's sharding (and
+/// its optimizer state's), and each collective of a step with what it
+/// carries, the ONNX node it comes from, its bytes on rank 0 and its axis.
+void printExplanation(ModuleOp module, llvm::raw_ostream &os);
 
 /// Kernel launches of one step of @train_step: one per op that is neither a
 /// constant nor an alias, calls counted through.

@@ -19,11 +19,13 @@ using namespace mlir::dtc;
 
 static constexpr StringLiteral kInitial = "dtg.initial";
 
-/// The little-endian bytes of `attr` if it holds every element of `arg`'s
-/// type as that type stores them (floats; booleans pack differently).
-static std::optional<ArrayRef<char>> rawBytes(ElementsAttr attr, Value arg) {
-  auto type = cast<RankedTensorType>(arg.getType());
-  if (!attr || attr.getType() != type || !isa<FloatType>(type.getElementType()))
+/// The little-endian bytes of `attr` as its type stores them (floats;
+/// booleans pack differently).
+static std::optional<ArrayRef<char>> rawBytes(ElementsAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(attr.getType());
+  if (!isa<FloatType>(type.getElementType()))
     return std::nullopt;
   ArrayRef<char> data;
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
@@ -42,6 +44,15 @@ static std::optional<ArrayRef<char>> rawBytes(ElementsAttr attr, Value arg) {
   return data;
 }
 
+/// The bytes of argument `i`'s initial value: the whole tensor's, also
+/// where the argument is one rank's block of it (ZeRO's master weights),
+/// since every rank reads its block out of the one file.
+static int64_t initialBytes(func::FuncOp func, unsigned i) {
+  auto attr = func.getArgAttrOfType<ElementsAttr>(i, kInitial);
+  return memory::byteSize(attr ? Type(attr.getType())
+                               : func.getArgument(i).getType());
+}
+
 WeightsLayout::WeightsLayout(func::FuncOp func) : func(func) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     if (!func.getArgAttr(i, kInitial)) {
@@ -49,7 +60,7 @@ WeightsLayout::WeightsLayout(func::FuncOp func) : func(func) {
       continue;
     }
     offsets.push_back(total);
-    total += (memory::byteSize(func.getArgument(i).getType()) + 63) / 64 * 64;
+    total += (initialBytes(func, i) + 63) / 64 * 64;
   }
 }
 
@@ -68,13 +79,12 @@ LogicalResult WeightsLayout::write(StringRef path) const {
     // The bytes as they are, where the attribute holds them in the
     // argument's type (a model's weights, from the importer's resource
     // blobs): a stream, not a conversion per element.
-    if (std::optional<ArrayRef<char>> raw =
-            rawBytes(attr, func.getArgument(i))) {
+    if (std::optional<ArrayRef<char>> raw = rawBytes(attr)) {
       os.write(raw->data(), raw->size());
       // Pages of a mapped weights file go back once written.
       os.flush();
       releaseMappedPages(*raw);
-      written += memory::byteSize(func.getArgument(i).getType());
+      written += initialBytes(func, i);
       continue;
     }
     FailureOr<dtg::interp::Tensor> t = dtg::interp::tensorFromAttr(attr);
@@ -101,7 +111,7 @@ LogicalResult WeightsLayout::write(StringRef path) const {
         os.write(reinterpret_cast<const char *>(&bits), bytes);
       }
     }
-    written += memory::byteSize(func.getArgument(i).getType());
+    written += initialBytes(func, i);
   }
   os.write_zeros(total - written);
   return success();

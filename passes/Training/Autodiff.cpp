@@ -96,6 +96,7 @@ const GradientRegistry &mlir::dtc::getGradientRegistry() {
     registerShapeGradients(r);
     registerNNGradients(r);
     registerReductionGradients(r);
+    registerDistGradients(r);
     return r;
   }();
   return registry;

@@ -80,6 +80,7 @@ void registerElementwiseGradients(GradientRegistry &registry);
 void registerShapeGradients(GradientRegistry &registry);
 void registerNNGradients(GradientRegistry &registry);
 void registerReductionGradients(GradientRegistry &registry);
+void registerDistGradients(GradientRegistry &registry);
 
 /// True for element types that carry gradients (floats).
 bool isDifferentiable(Type type);

@@ -3,6 +3,7 @@
 #include "passes/Training/Passes.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
 #include "passes/Training/Autodiff.h"
 
 #include "mlir/IR/Builders.h"
@@ -83,6 +84,10 @@ struct BuildTrainStepPass
   FailureOr<Value> findLoss(func::FuncOp step, Location loc);
   std::pair<Value, Value> lossSumAndCount(GradientBuilder &b, Value loss);
   FailureOr<func::FuncOp> buildMicroStep(func::FuncOp main);
+  void syncBatchNorm(func::FuncOp micro);
+  /// The new running statistics of batch norms that syncBatchNorm wrote
+  /// out, by the running statistic they replace.
+  llvm::DenseMap<Value, Value> syncedState;
   LogicalResult buildTrainStep(func::FuncOp main, func::FuncOp micro);
   FailureOr<func::FuncOp> buildEvalMicroStep(func::FuncOp main);
   LogicalResult buildEvalStep(func::FuncOp main, func::FuncOp train);
@@ -244,6 +249,89 @@ std::pair<Value, Value> BuildTrainStepPass::lossSumAndCount(GradientBuilder &b,
   return {loss, b.scalar(f, 1.0)};
 }
 
+/// Writes out each dtg.batch_norm_training of `micro` with batch
+/// statistics over every data-parallel rank: per channel, the sum of the
+/// samples and of their squared deviations are all-reduced over dp and
+/// divided by the global count (the op's own formulas, ONNX momentum and
+/// Bessel's correction for the running variance included), so that the
+/// reverse sweep differentiates through the all-reduces.
+void BuildTrainStepPass::syncBatchNorm(func::FuncOp micro) {
+  SmallVector<dtg::BatchNormTrainingOp> ops;
+  micro.walk([&](dtg::BatchNormTrainingOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return;
+  MLIRContext *ctx = &getContext();
+  ModuleOp module = getOperation();
+  if (!module.lookupSymbol("mesh")) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    top.create<dist::MeshOp>(
+        module.getLoc(), "mesh",
+        dist::MeshAttr::get(
+            ctx, {dist::MeshAxis{StringAttr::get(ctx, "pp"), 1},
+                  dist::MeshAxis{StringAttr::get(ctx, "dp"), syncBatchNormDp},
+                  dist::MeshAxis{StringAttr::get(ctx, "tp"), 1}}));
+  }
+  auto meshRef = FlatSymbolRefAttr::get(ctx, "mesh");
+  auto axes = ArrayAttr::get(ctx, {StringAttr::get(ctx, "dp")});
+  for (dtg::BatchNormTrainingOp bn : ops) {
+    OpBuilder builder(bn);
+    GradientBuilder b(builder, bn.getLoc());
+    Value x = bn.getInput();
+    auto type = tensorType(x);
+    Type f = type.getElementType();
+    int64_t channels = type.getDimSize(1);
+    SmallVector<int64_t> axesOf, perChannel(type.getRank(), 1);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != 1)
+        axesOf.push_back(d);
+    perChannel[1] = channels;
+    double n = double(type.getNumElements() / std::max<int64_t>(channels, 1)) *
+               double(syncBatchNormDp);
+    auto allReduce = [&](Value v, StringRef what) -> Value {
+      auto op = builder.create<dist::AllReduceOp>(
+          bn.getLoc(), v.getType(), v,
+          dist::ReduceKindAttr::get(ctx, dist::ReduceKind::Sum), meshRef,
+          axes);
+      op->setAttr("dtc.explain", StringAttr::get(ctx, what));
+      return op;
+    };
+    Value mean = b.create<dtg::DivOp>(
+        allReduce(b.create<dtg::ReduceSumOp>(x, axesOf, true),
+                  "batch norm: per-channel sums"),
+        b.scalar(f, n));
+    Value centered = b.create<dtg::SubOp>(x, mean);
+    Value variance = b.create<dtg::DivOp>(
+        allReduce(b.create<dtg::ReduceSumOp>(
+                      b.create<dtg::MulOp>(centered, centered), axesOf, true),
+                  "batch norm: per-channel sums of squared deviations"),
+        b.scalar(f, n));
+    Value invStd = b.create<dtg::RsqrtOp>(b.create<dtg::AddOp>(
+        variance, b.scalar(f, bn.getEpsilon().convertToDouble())));
+    Value y = b.create<dtg::AddOp>(
+        b.create<dtg::MulOp>(b.create<dtg::MulOp>(centered, invStd),
+                             b.reshape(bn.getScale(), perChannel)),
+        b.reshape(bn.getBias(), perChannel));
+    double momentum = bn.getMomentum().convertToDouble();
+    Value batchVar = b.reshape(variance, {channels});
+    if (bn.getUnbiasedRunningVar() && n > 1)
+      batchVar = b.create<dtg::MulOp>(batchVar, b.scalar(f, n / (n - 1)));
+    auto running = [&](Value old, Value batch) -> Value {
+      Type t = tensorType(old).getElementType();
+      return b.create<dtg::AddOp>(
+          b.create<dtg::MulOp>(old, b.scalar(t, momentum)),
+          b.create<dtg::MulOp>(b.castTo(batch, t), b.scalar(t, 1 - momentum)));
+    };
+    Value newMean = running(bn.getRunningMean(), b.reshape(mean, {channels}));
+    Value newVar = running(bn.getRunningVar(), batchVar);
+    syncedState[bn.getRunningMean()] = newMean;
+    syncedState[bn.getRunningVar()] = newVar;
+    bn.getResult().replaceAllUsesWith(y);
+    bn.getNewRunningMean().replaceAllUsesWith(newMean);
+    bn.getNewRunningVar().replaceAllUsesWith(newVar);
+    bn.erase();
+  }
+}
+
 FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   MLIRContext *ctx = &getContext();
   Location loc = main.getLoc();
@@ -267,6 +355,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
       loc);
   BlockArgument key = body.getArgument(keyIndex);
   micro.walk([&](dtg::DropoutOp op) { op.getKeyMutable().assign(key); });
+  if (syncBatchNormDp > 1)
+    syncBatchNorm(micro);
 
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   OpBuilder builder(ret);
@@ -328,7 +418,9 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   // New state: the running statistics a batch_norm_training computes.
   SmallVector<Value> newState;
   for (unsigned i : state) {
-    Value arg = body.getArgument(i), next = arg;
+    Value arg = body.getArgument(i), next = syncedState.lookup(arg);
+    if (!next)
+      next = arg;
     for (OpOperand &use : arg.getUses())
       if (auto bn = dyn_cast<dtg::BatchNormTrainingOp>(use.getOwner())) {
         if (use.get() == bn.getRunningMean())
@@ -351,7 +443,19 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
       op.erase();
   micro.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
                                           ValueRange(results).getTypes()));
-  micro.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  // Result roles: what the loss sum, its count and the gradients are
+  // (sums over the micro-batch, which partitioning relies on), then state.
+  SmallVector<DictionaryAttr> resultAttrs;
+  auto roleAttr = [&](StringRef role) {
+    return DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, kRole),
+                             StringAttr::get(ctx, role))});
+  };
+  resultAttrs.push_back(roleAttr("loss_sum"));
+  resultAttrs.push_back(roleAttr("loss_count"));
+  resultAttrs.append(keptGrads.size(), roleAttr("gradient"));
+  resultAttrs.append(newState.size(), roleAttr("state"));
+  micro.setAllResultAttrs(resultAttrs);
   micro.setPrivate();
   return micro;
 }
@@ -408,7 +512,13 @@ BuildTrainStepPass::buildEvalMicroStep(func::FuncOp main) {
   ret.erase();
   eval.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
                                          {sum.getType(), count.getType()}));
-  eval.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  auto roleAttr = [&](StringRef role) {
+    return DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, kRole),
+                             StringAttr::get(ctx, role))});
+  };
+  eval.setAllResultAttrs(
+      ArrayRef<DictionaryAttr>{roleAttr("loss_sum"), roleAttr("loss_count")});
   for (unsigned i : constants)
     eval.setArgAttr(i, kRole, StringAttr::get(ctx, "constant"));
   eval.setPrivate();

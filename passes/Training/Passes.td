@@ -77,6 +77,12 @@ def BuildTrainStepPass : Pass<"dtc-build-train-step", "ModuleOp"> {
     them without recompiling. Every argument and result carries `dtg.name`
     and `dtg.role`.
 
+    With `sync-batch-norm-dp` above 1 (data parallelism without
+    `--local-batchnorm`), each `dtg.batch_norm_training` of @micro_step is
+    written out with its statistics summed over the dp ranks
+    (`dist.all_reduce`, differentiated as an all-reduce of the gradient), so
+    a micro-batch split across ranks normalizes as it would whole.
+
     ```mlir
     func.func @train_step(%w: tensor<4x2xf32> {dtg.name = "fc.weight", dtg.role = "parameter"}, ...,
                           %lr: tensor<f64> {dtg.default = 1.0e-03 : f64, dtg.name = "lr", dtg.role = "hyper"}, ...)
@@ -121,8 +127,16 @@ def BuildTrainStepPass : Pass<"dtc-build-train-step", "ModuleOp"> {
     Option<"returnGradients", "return-gradients", "bool", /*default=*/"false",
            "Also return each trainable parameter's gradient as applied "
            "(averaged and clipped), role 'gradient' (for checking)">,
+    Option<"syncBatchNormDp", "sync-batch-norm-dp", "int64_t",
+           /*default=*/"1",
+           "Data-parallel ranks that share batch statistics: above 1, "
+           "@micro_step's batch_norm_training ops take their mean and "
+           "variance over every rank's samples (dist.all_reduce over dp of "
+           "mesh @mesh, which is declared if missing)">,
   ];
-  let dependentDialects = ["::mlir::dtg::DTGDialect", "::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::dtg::DTGDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::dist::DistDialect"];
 }
 
 #endif // DTC_PASSES_TRAINING_PASSES_TD

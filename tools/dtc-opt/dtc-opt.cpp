@@ -12,6 +12,7 @@
 #include "passes/Memory/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Recompute/Passes.h"
+#include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,6 +36,7 @@ int main(int argc, char **argv) {
   mlir::dtc::registerMixedPrecisionPasses();
   mlir::dtc::registerFusionPasses();
   mlir::dtc::registerRecomputePasses();
+  mlir::dtc::registerShardingPasses();
   mlir::dtc::registerPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "dtc pass driver\n", registry));

@@ -84,6 +84,27 @@ static cl::opt<std::string> meshOpt("mesh",
                                     cl::desc("Device mesh DPxTPxPP or "
                                              "dp=N,tp=N,pp=N"),
                                     cl::init("1x1x1"), cl::sub(compileCmd));
+static cl::opt<bool> explainOpt(
+    "explain",
+    cl::desc("Print the mesh, each parameter's sharding (and its optimizer "
+             "state's) and each collective of a step: what it carries, the "
+             "ONNX node, the bytes a rank sends, the mesh axis"),
+    cl::init(false), cl::sub(compileCmd));
+static cl::opt<int64_t> zeroOpt(
+    "zero",
+    cl::desc("ZeRO stage over dp: 0 all-reduces gradients, 1 shards the "
+             "optimizer state, 2 also reduce-scatters gradients"),
+    cl::value_desc("0|1|2"), cl::init(0), cl::sub(compileCmd));
+static cl::opt<bool> localBatchNormOpt(
+    "local-batchnorm",
+    cl::desc("BatchNormalization takes each data-parallel rank's own batch "
+             "statistics"),
+    cl::init(false), cl::sub(compileCmd));
+static cl::opt<bool> syncBatchNormOpt(
+    "sync-batchnorm",
+    cl::desc("BatchNormalization takes statistics over the whole batch "
+             "across data-parallel ranks (the default)"),
+    cl::init(false), cl::sub(compileCmd));
 static cl::opt<std::string> compileTarget("target", cl::desc("cpu|cuda"),
                                           cl::init("cpu"), cl::sub(compileCmd));
 static cl::opt<bool> returnGradients(
@@ -369,6 +390,13 @@ static bool trainingOptions(BuildTrainStepPassOptions &t) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // The top level holds the hundreds of options LLVM's libraries register
+  // (code generation for every target...): `dtc --help` lists dtc's
+  // subcommands and each subcommand's --help its own options; the others
+  // stay accepted and appear under --help-hidden.
+  for (auto &entry : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
+    if (entry.getKey() != "help" && entry.getKey() != "version")
+      entry.getValue()->setHiddenFlag(cl::ReallyHidden);
   cl::ParseCommandLineOptions(argc, argv,
                               "dtc: a compiler for distributed "
                               "training\n");
@@ -410,6 +438,14 @@ int main(int argc, char **argv) {
     options.model = compileModelPath;
     options.outDir = compileOut;
     options.mesh = meshOpt;
+    options.zero = zeroOpt;
+    options.explain = explainOpt;
+    if (localBatchNormOpt && syncBatchNormOpt) {
+      llvm::errs() << "dtc: error: --local-batchnorm and --sync-batchnorm "
+                      "contradict each other; give one\n";
+      return 1;
+    }
+    options.localBatchNorm = localBatchNormOpt;
     options.target = compileTarget;
     options.shapes = shapeOptions();
     options.globalBatch = globalBatch;

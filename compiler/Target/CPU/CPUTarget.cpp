@@ -7,6 +7,7 @@
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
 
+#include "dialects/Dist/IR/DistOps.h"
 #include "passes/Memory/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,8 +50,22 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
      << ", {";
   for (auto [k, d] : llvm::enumerate(type.getShape()))
     os << (k ? ", " : "") << d;
+  // A block of a split tensor: its split dimension and the axes (mask of
+  // DTCRT_AXIS_*: pp 1, dp 2, tp 4) that split it.
+  int shardDim = 0, shardAxes = 0;
+  if (auto sharding =
+          attrs ? attrs.getAs<dist::ShardingAttr>("dtc.sharding") : nullptr)
+    if (str("dtg.role") != "input")
+      for (auto [d, list] : llvm::enumerate(sharding.getDims()))
+        for (StringAttr axis : list.getAxes()) {
+          shardDim = int(d);
+          shardAxes |= axis.getValue() == "pp"   ? 1
+                       : axis.getValue() == "dp" ? 2
+                                                 : 4;
+        }
   os << "}, " << offset << ", " << cpu::KernelEmitter::literal(defaultValue)
-     << ", 0, " << (inPlace ? 1 : 0) << "},\n";
+     << ", 0, " << (inPlace ? 1 : 0) << ", " << shardDim << ", " << shardAxes
+     << "},\n";
 }
 
 class CPUTargetInfo : public TargetInfo {
@@ -129,6 +144,16 @@ public:
        << ", " << batch("dtc.micro_batch") << ", step";
     if (eval)
       os << ", evalStep, " << eval.getNumResults() << ", kEvalResults";
+    else
+      os << ", nullptr, 0, nullptr";
+    // The mesh (pp, dp, tp) the program is one rank of.
+    int64_t sizes[3] = {1, 1, 1};
+    for (auto mesh : module.getOps<dist::MeshOp>())
+      for (const dist::MeshAxis &axis : mesh.getMesh().getAxes()) {
+        StringRef n = axis.name.getValue();
+        sizes[n == "pp" ? 0 : n == "dp" ? 1 : 2] = axis.size;
+      }
+    os << ", " << sizes[0] << ", " << sizes[1] << ", " << sizes[2];
     os << "};\n\n";
     os << "int main(int argc, char **argv) {\n  return "
        << (kind == ProgramKind::Training ? "dtcrt_train_main"

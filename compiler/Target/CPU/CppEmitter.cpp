@@ -39,6 +39,7 @@ const EmitRegistry &mlir::dtc::cpu::getEmitRegistry() {
     registerReductionEmitters(r);
     registerTrainingEmitters(r);
     registerFusionEmitters(r);
+    registerDistEmitters(r);
     return r;
   }();
   return registry;

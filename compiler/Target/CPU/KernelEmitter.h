@@ -104,6 +104,7 @@ void registerNNEmitters(EmitRegistry &registry);
 void registerReductionEmitters(EmitRegistry &registry);
 void registerTrainingEmitters(EmitRegistry &registry);
 void registerFusionEmitters(EmitRegistry &registry);
+void registerDistEmitters(EmitRegistry &registry);
 
 } // namespace mlir::dtc::cpu
 

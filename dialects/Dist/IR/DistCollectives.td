@@ -114,6 +114,36 @@ def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", [Pure]> {
   }];
 }
 
+def Dist_LocalBlockOp : Dist_CollectiveOp<"local_block", [Pure]> {
+  let summary = "Keeps this rank's block of a value every rank of a group holds whole.";
+  let description = [{
+    No communication: the operand, the same on every rank of the group, is
+    cut into group-size blocks along `slice_axis`, and rank i of the group
+    (in group order, as in `dist.all_gather`) keeps block i. It is how a
+    replicated value meets a sharded one (ZeRO's optimizer update takes its
+    shard of the replicated parameter), and the inverse of `dist.all_gather`.
+
+    ```mlir
+    // dp has size 8.
+    %y = dist.local_block %x on @mesh mesh_axes = ["dp"] slice_axis = 0 : tensor<1024xf32> -> tensor<128xf32>
+    ```
+
+    Constraints:
+    - as `dist.all_reduce` for `@mesh` and `mesh_axes`;
+    - `slice_axis` is in [0, rank); operand and result have the same
+      element type and rank;
+    - the group size divides the operand's `slice_axis` dimension, and the
+      result shape is the operand's with that dimension divided by it.
+  }];
+  let arguments = !con((ins Dist_Tensor:$input, I64Attr:$slice_axis),
+                       commonArgs);
+  let results = (outs Dist_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `mesh_axes` `=` $mesh_axes `slice_axis` `=`
+      $slice_axis attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
 def Dist_AllToAllOp : Dist_CollectiveOp<"all_to_all", [Pure]> {
   let summary = "Sends block i of each rank's tensor to rank i of the group.";
   let description = [{

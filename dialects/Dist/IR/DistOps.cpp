@@ -282,6 +282,33 @@ ReduceScatterStartOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
   return verifyReduceScatterShape(*this, symbolTables);
 }
 
+LogicalResult LocalBlockOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  RankedTensorType result = resultTensorType(getResult());
+  if (failed(verifyMeshAxes(*this, getMeshAxes())) ||
+      failed(verifySameElementTypeAndRank(*this, input, result)))
+    return failure();
+  return verifyTensorAxis(*this, "slice_axis", getSliceAxis(),
+                          input.getRank());
+}
+
+LogicalResult
+LocalBlockOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  FailureOr<int64_t> group =
+      groupSize(*this, getMeshAttr(), getMeshAxes(), symbolTables);
+  if (failed(group))
+    return failure();
+  auto input = cast<RankedTensorType>(getInput().getType());
+  RankedTensorType result = resultTensorType(getResult());
+  int64_t axis = getSliceAxis();
+  if (!axesInRange(input, result, {axis}))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  if (failed(shrinkDim(*this, shape, axis, *group)))
+    return failure();
+  return verifyResultShape(*this, shape, result);
+}
+
 LogicalResult AllToAllOp::verify() {
   auto input = cast<RankedTensorType>(getInput().getType());
   auto result = cast<RankedTensorType>(getResult().getType());

@@ -47,6 +47,13 @@ typedef struct dtcrt_tensor_desc {
      state once. Zero: the result has a buffer of its own, which becomes the
      argument of the next step. */
   int in_place;
+  /* For a tensor split over the mesh (ZeRO-sharded optimizer state): the
+     dimension cut into blocks and the mesh axes that cut it (a mask of
+     DTCRT_AXIS_*); this rank holds block (its group rank) of the whole
+     tensor, whose dimension shard_dim is dims[shard_dim] times the group
+     size. shard_axes 0: the tensor is whole on every rank. */
+  int shard_dim;
+  int shard_axes;
 } dtcrt_tensor_desc;
 
 /* What the running step tells the runtime, and how the runtime asks it to
@@ -61,6 +68,9 @@ typedef struct dtcrt_step_ctx {
   int guard;
   /* The ONNX node of the kernel running, for error messages. */
   const char *current_op;
+  /* The runtime's mesh (channels per axis group) for dtcrt_comm_*; null
+     for a one-rank run. */
+  void *mesh;
 } dtcrt_step_ctx;
 
 /* The generated step: args and results in the order of the descriptors. */
@@ -89,7 +99,42 @@ typedef struct dtcrt_model_desc {
   dtcrt_step_fn eval_step;
   int num_eval_results;
   const dtcrt_tensor_desc *eval_results;
+  /* The mesh the program was compiled for (0 reads as 1): `mpirun -np`
+     must equal their product. Ranks are laid out tp fastest, then dp, then
+     pp (DESIGN.md section 1). global_batch is the whole mesh's; each
+     data-parallel rank takes global_batch / mesh_dp samples of it per
+     step, in micro_batch-sized micro-batches. */
+  int mesh_pp, mesh_dp, mesh_tp;
 } dtcrt_model_desc;
+
+/* Mesh axes as mask bits: a collective's group is the ranks that differ
+   only on the axes of its mask. */
+#define DTCRT_AXIS_PP 1
+#define DTCRT_AXIS_DP 2
+#define DTCRT_AXIS_TP 4
+
+/* Collectives of the step (ring algorithms; bytes counted per group).
+   `dtype` is a descriptor dtype name, `kind` 0 sum, 1 max, 2 min, 3 mean.
+   A split tensor is viewed as [outer, dim, inner] around its split
+   dimension, `dim` being the block's (local) size. `in` and `out` may be
+   one buffer for all_reduce only. A failure ends every rank with a message
+   naming the rank, the collective and the op. */
+void dtcrt_comm_all_reduce(dtcrt_step_ctx *ctx, int axes, const char *dtype,
+                           int kind, const void *in, void *out,
+                           int64_t count);
+/* in: [outer, n * dim, inner]; out: this rank's block of the reduction. */
+void dtcrt_comm_reduce_scatter(dtcrt_step_ctx *ctx, int axes,
+                               const char *dtype, int kind, const void *in,
+                               void *out, int64_t outer, int64_t dim,
+                               int64_t inner);
+/* in: this rank's block [outer, dim, inner]; out: [outer, n * dim, inner]. */
+void dtcrt_comm_all_gather(dtcrt_step_ctx *ctx, int axes, const char *dtype,
+                           const void *in, void *out, int64_t outer,
+                           int64_t dim, int64_t inner);
+/* No communication: out gets this rank's block of the whole tensor in. */
+void dtcrt_comm_local_block(dtcrt_step_ctx *ctx, int axes, const char *dtype,
+                            const void *in, void *out, int64_t outer,
+                            int64_t dim, int64_t inner);
 
 /* Runs a forward-only program once: --input NAME=FILE.npy for each data
    input, parameters from weights.bin beside the executable, every result

@@ -83,6 +83,13 @@ static bool describeTensor(const dtcrt_tensor_desc &d, bool isArg,
   }
   t.numElements = int64_t(n);
   t.bytes = size_t(n * dtypeSize(t.dtype));
+  t.shardDim = d.shard_axes ? d.shard_dim : -1;
+  t.shardAxes = d.shard_axes;
+  if (d.shard_axes < 0 || d.shard_axes > 7 ||
+      (d.shard_axes && (d.shard_dim < 0 || d.shard_dim >= d.rank))) {
+    error = label + " has a malformed sharding";
+    return false;
+  }
   if (d.weights_offset < -1) {
     error =
         label + " has the weights offset " + std::to_string(d.weights_offset);
@@ -110,8 +117,18 @@ bool dtcrt::describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
     error = "the model's argument or result list is malformed";
     return false;
   }
+  const int *mesh[] = {&desc->mesh_pp, &desc->mesh_dp, &desc->mesh_tp};
+  for (int a = 0; a < 3; ++a) {
+    if (*mesh[a] < 0) {
+      error = "the model's mesh has a negative axis";
+      return false;
+    }
+    out.meshSizes[a] = *mesh[a] == 0 ? 1 : *mesh[a];
+  }
+  int dp = out.meshSizes[1];
   if (desc->global_batch < 1 || desc->micro_batch < 1 ||
-      desc->global_batch % desc->micro_batch != 0) {
+      desc->global_batch % dp != 0 ||
+      desc->global_batch / dp % desc->micro_batch != 0) {
     error = "the model's batch sizes (global " +
             std::to_string(desc->global_batch) + ", micro " +
             std::to_string(desc->micro_batch) + ") are inconsistent";
@@ -122,6 +139,7 @@ bool dtcrt::describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
     return false;
   }
   out.globalBatch = desc->global_batch;
+  out.localBatch = desc->global_batch / dp;
   out.microBatch = desc->micro_batch;
 
   std::set<std::pair<std::string, std::string>> seen;
@@ -141,9 +159,10 @@ bool dtcrt::describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
     } else if (t.role == "constant") {
       out.constants.push_back(i);
     } else if (t.role == "input") {
-      if (t.shape.empty() || t.shape[0] != desc->global_batch) {
+      if (t.shape.empty() || t.shape[0] != out.localBatch) {
         error = "input " + label +
-                " must have the global batch size as its first dimension";
+                " must have one data-parallel rank's share of the global "
+                "batch as its first dimension";
         return false;
       }
       out.inputs.push_back(i);

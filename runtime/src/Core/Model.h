@@ -29,6 +29,10 @@ struct TensorInfo {
   size_t bytes = 0;
   /// A carried result written over its argument's buffer (desc->in_place).
   bool inPlace = false;
+  /// A block of a tensor split over the mesh (desc->shard_dim/shard_axes):
+  /// the split dimension and the mask of the axes splitting it (0: whole).
+  int shardDim = -1;
+  int shardAxes = 0;
 
   /// True for the roles that carry values from one step to the next.
   bool isCarried() const {
@@ -62,8 +66,13 @@ struct ModelInfo {
   /// and loss_count in them; empty and -1 otherwise.
   std::vector<TensorInfo> evalResults;
   int evalLossSum = -1, evalLossCount = -1;
+  /// The whole mesh's batch per step, the rows one data-parallel rank
+  /// takes of it (its inputs' first dimension), and a micro-batch's.
   int64_t globalBatch = 0;
+  int64_t localBatch = 0;
   int64_t microBatch = 0;
+  /// The mesh sizes, pp, dp, tp.
+  int meshSizes[3] = {1, 1, 1};
 
   /// The argument called `name` with role `role`, or -1.
   int findArg(const std::string &name, const std::string &role) const;

@@ -197,7 +197,7 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
         return false;
     } else if (flag == "--log-jsonl" || flag == "--checkpoint-dir" ||
                flag == "--save-onnx" || flag == "--weights" ||
-               flag == "--dump-gradients") {
+               flag == "--dump-gradients" || flag == "--rank-report") {
       if (!takeValue())
         return false;
       if (value.empty()) {
@@ -208,6 +208,7 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
        : flag == "--checkpoint-dir" ? out.checkpointDir
        : flag == "--save-onnx"      ? out.saveOnnx
        : flag == "--weights"        ? out.weights
+       : flag == "--rank-report"    ? out.rankReport
                                     : out.dumpGradients) = value;
     } else if (flag == "--resume") {
       if (!noValue())
@@ -327,7 +328,9 @@ std::string dtcrt::trainUsage(const ModelInfo &model) {
       "                            to this program)\n"
       "  --guard                   check after every kernel that no arena "
       "byte\n"
-      "                            outside a live buffer changed (slow)\n";
+      "                            outside a live buffer changed (slow)\n"
+      "  --rank-report DIR         each rank writes DIR/rank-N.json: bytes\n"
+      "                            sent per step per mesh axis, memory peak\n";
   bool hasGradients = false;
   for (const TensorInfo &t : model.results)
     hasGradients |= t.role == "gradient";

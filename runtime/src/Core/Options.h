@@ -54,6 +54,11 @@ struct TrainOptions {
   /// Folder to write the gradients of the run's first step into, one
   /// NAME.npy per parameter (programs compiled with --return-gradients).
   std::string dumpGradients;
+  /// Folder each rank writes rank-N.json into at the end of the run: its
+  /// mesh coordinates, the bytes it sent per step through each mesh-axis
+  /// group and its memory high-water mark (measured, to hold plan.json
+  /// against).
+  std::string rankReport;
   std::vector<HyperOverride> hyper;
 };
 

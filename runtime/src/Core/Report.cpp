@@ -3,6 +3,7 @@
 #include "runtime/src/Core/Report.h"
 
 #include "dtcrt/kernels/Common.h"
+#include "runtime/src/Comm/Mesh.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,9 +26,9 @@ static RunningStep &running() {
 
 void dtcrt::fatalError(const std::string &message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "train: error: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::exit(1);
+  // Under MPI every rank ends, not only this one: the others would wait in
+  // their next collective.
+  abortRun(message);
 }
 
 void dtcrt::setRunningStep(dtcrt_step_ctx *ctx, int64_t step,

@@ -17,7 +17,7 @@
 namespace dtcrt {
 
 /// Prints "train: error: <message>" to stderr and ends the process with
-/// exit status 1 (open logs are flushed).
+/// exit status 1; under MPI it names this rank and ends every rank.
 [[noreturn]] void fatalError(const std::string &message);
 
 /// Records the step being run, for messages from kernels (dtck::fail);

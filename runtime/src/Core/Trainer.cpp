@@ -10,6 +10,8 @@
 #include "dtcrt/dtcrt.h"
 
 #include "runtime/src/Checkpoint/Checkpoint.h"
+#include "runtime/src/Comm/Collectives.h"
+#include "runtime/src/Comm/Mesh.h"
 #include "runtime/src/Core/Buffer.h"
 #include "runtime/src/Core/Files.h"
 #include "runtime/src/Core/Hyper.h"
@@ -27,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <unistd.h>
 
 using namespace dtcrt;
@@ -41,7 +44,10 @@ public:
   int run(int argc, char **argv);
 
 private:
-  bool checkWorldSize(std::string &error);
+  bool joinMesh(std::string &error);
+  void setThreadsPerRank();
+  bool writeRankReport(std::string &error);
+  bool wholeTensor(int arg, std::vector<uint8_t> &whole, std::string &error);
   bool checkOutputs(std::string &error);
   bool allocate(std::string &error);
   bool loadWeights(std::string &error);
@@ -52,7 +58,8 @@ private:
   bool saveCheckpointNow(std::string &error);
   bool saveOnnx(std::string &error);
   bool dumpGradients(std::string &error);
-  std::vector<CheckpointTensor> carriedTensors();
+  std::vector<CheckpointTensor> carriedTensors(
+      std::vector<std::vector<uint8_t>> &wholes, bool gather);
   std::vector<uint8_t *> inputBuffers();
   void logHeader();
 
@@ -76,25 +83,75 @@ private:
   int64_t firstStep = 0;
   /// Result indices of role gradient.
   std::vector<int> gradients;
+  /// This process's place in the mesh; its data-parallel coordinate.
+  Mesh *mesh = nullptr;
+  int dpRank = 0;
+  /// Threads each rank runs when the runtime chose them (0: OpenMP's
+  /// default or OMP_NUM_THREADS).
+  int threadsPerRank = 0;
+  /// Bytes sent per mesh-axis group in the last step, by mask.
+  int64_t lastStepBytes[8] = {};
 };
 } // namespace
 
-/// Environment variables through which MPI launchers give the world size.
-static const char *const kWorldSizeVariables[] = {
-    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
-
-bool Trainer::checkWorldSize(std::string &error) {
-  for (const char *var : kWorldSizeVariables) {
-    const char *value = std::getenv(var);
-    int64_t size = 0;
-    if (!value || !parseInt64(value, size) || size == 1)
-      continue;
-    error = "this program was compiled for 1 rank but was started as " +
-            std::string(value) + " ranks (" + var + "=" + value +
-            "); `mpirun -np` must equal the mesh size, 1";
+/// Joins the mesh the program was compiled for; under a launcher, only
+/// the first rank reports a mismatch (every rank finds the same one).
+bool Trainer::joinMesh(std::string &error) {
+  mesh = &processMesh();
+  std::array<int, kNumAxes> sizes = {model.meshSizes[0], model.meshSizes[1],
+                                     model.meshSizes[2]};
+  if (!mesh->init(sizes, error))
     return false;
-  }
+  setProgressQuiet(mesh->rank() != 0);
+  dpRank = mesh->coord(kAxisDP);
+  ctx.mesh = mesh->isDistributed() ? mesh : nullptr;
+  if (mesh->isDistributed())
+    setThreadsPerRank();
   return true;
+}
+
+// OpenMP's, where the generated program links it (it does: its kernels
+// are OpenMP loops); the runtime itself does not.
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+
+/// Ranks sharing a node share its cores: unless OMP_NUM_THREADS says
+/// otherwise, each rank runs the cores divided by the ranks on its node
+/// (at least one), so `mpirun -np 8` on 2 cores does not run 8 x 2
+/// threads.
+void Trainer::setThreadsPerRank() {
+  if (std::getenv("OMP_NUM_THREADS") || !omp_set_num_threads)
+    return;
+  int local = 1;
+  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                          "MV2_COMM_WORLD_LOCAL_SIZE"})
+    if (const char *text = std::getenv(var)) {
+      int64_t n = 0;
+      if (parseInt64(text, n) && n > 0) {
+        local = int(n);
+        break;
+      }
+    }
+  int cores = int(std::thread::hardware_concurrency());
+  threadsPerRank = std::max(1, cores / std::max(local, 1));
+  omp_set_num_threads(threadsPerRank);
+}
+
+/// A carried argument as the whole tensor: its own buffer, or for a block
+/// of a split tensor the blocks of its group gathered (every rank of the
+/// group takes part).
+bool Trainer::wholeTensor(int arg, std::vector<uint8_t> &whole,
+                          std::string &error) {
+  const TensorInfo &t = model.args[size_t(arg)];
+  Channel &group = mesh->group(t.shardAxes);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < t.shardDim; ++d)
+    outer *= t.shape[size_t(d)];
+  for (size_t d = size_t(t.shardDim) + 1; d < t.shape.size(); ++d)
+    inner *= t.shape[d];
+  whole.resize(t.bytes * size_t(group.size()));
+  return allGather(group, t.dtype, argBuffers[size_t(arg)].data(),
+                   whole.data(), outer, t.shape[size_t(t.shardDim)], inner,
+                   error);
 }
 
 /// Finds problems with the outputs before training, not after it.
@@ -227,18 +284,33 @@ bool Trainer::loadWeights(std::string &error) {
     int64_t offset = t.desc->weights_offset;
     if (offset < 0)
       continue;
-    if (uint64_t(offset) > file.size() || t.bytes > file.size() - offset) {
+    // The file holds whole tensors; a rank keeps its block of a split one.
+    int groupSize = t.shardAxes ? mesh->group(t.shardAxes).size() : 1;
+    size_t wholeBytes = t.bytes * size_t(groupSize);
+    if (uint64_t(offset) > file.size() || wholeBytes > file.size() - offset) {
       error = "initial weights: '" + path + "' (" +
               std::to_string(file.size()) + " bytes) ends before " + t.role +
               " '" + t.name + "' (bytes " + std::to_string(offset) + " to " +
-              std::to_string(offset + int64_t(t.bytes)) +
+              std::to_string(offset + int64_t(wholeBytes)) +
               "); is it the weights.bin compiled with this program?";
       return false;
     }
-    std::memcpy(argBuffers[i].data(), file.data() + offset, t.bytes);
+    if (t.shardAxes) {
+      Channel &group = mesh->group(t.shardAxes);
+      int64_t outer = 1, inner = 1;
+      for (int d = 0; d < t.shardDim; ++d)
+        outer *= t.shape[size_t(d)];
+      for (size_t d = size_t(t.shardDim) + 1; d < t.shape.size(); ++d)
+        inner *= t.shape[d];
+      localBlock(group.rank(), group.size(), dtypeSize(t.dtype),
+                 file.data() + offset, argBuffers[i].data(), outer,
+                 t.shape[size_t(t.shardDim)], inner);
+    } else {
+      std::memcpy(argBuffers[i].data(), file.data() + offset, t.bytes);
+    }
     // The file's copy of the tensor leaves memory: the step's peak, not
     // loading, is the run's high-water mark.
-    file.release(size_t(offset), t.bytes);
+    file.release(size_t(offset), wholeBytes);
   }
   return true;
 }
@@ -282,12 +354,35 @@ bool Trainer::openData(std::string &error) {
   return true;
 }
 
-std::vector<CheckpointTensor> Trainer::carriedTensors() {
+/// The carried tensors, whole: a split one is gathered into `wholes` when
+/// `gather` is set (saving), or given a whole-sized buffer there to load
+/// into (resuming).
+std::vector<CheckpointTensor>
+Trainer::carriedTensors(std::vector<std::vector<uint8_t>> &wholes,
+                        bool gather) {
   std::vector<CheckpointTensor> tensors;
+  wholes.clear();
+  wholes.reserve(model.carried.size());
   for (int i : model.carried) {
     const TensorInfo &t = model.args[i];
-    tensors.push_back(
-        {t.name, t.role, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
+    if (!t.shardAxes) {
+      tensors.push_back(
+          {t.name, t.role, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
+      continue;
+    }
+    int n = mesh->group(t.shardAxes).size();
+    std::vector<int64_t> shape = t.shape;
+    shape[size_t(t.shardDim)] *= n;
+    wholes.emplace_back();
+    std::string error;
+    if (gather) {
+      if (!wholeTensor(i, wholes.back(), error))
+        fatalError("gathering '" + t.name + "': " + error);
+    } else {
+      wholes.back().resize(t.bytes * size_t(n));
+    }
+    tensors.push_back({t.name, t.role, t.dtype, shape, wholes.back().data(),
+                       t.bytes * size_t(n)});
   }
   return tensors;
 }
@@ -304,8 +399,26 @@ bool Trainer::resume(std::string &error) {
   if (!findNewestCheckpoint(options.checkpointDir, path, error))
     return false;
   CheckpointPosition at;
-  if (!loadCheckpoint(path, carriedTensors(), at, error))
+  std::vector<std::vector<uint8_t>> wholes;
+  std::vector<CheckpointTensor> tensors = carriedTensors(wholes, false);
+  if (!loadCheckpoint(path, tensors, at, error))
     return false;
+  // Each rank keeps its block of a split tensor.
+  size_t w = 0;
+  for (int i : model.carried) {
+    const TensorInfo &t = model.args[i];
+    if (!t.shardAxes)
+      continue;
+    Channel &group = mesh->group(t.shardAxes);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < t.shardDim; ++d)
+      outer *= t.shape[size_t(d)];
+    for (size_t d = size_t(t.shardDim) + 1; d < t.shape.size(); ++d)
+      inner *= t.shape[d];
+    localBlock(group.rank(), group.size(), dtypeSize(t.dtype),
+               wholes[w++].data(), argBuffers[i].data(), outer,
+               t.shape[size_t(t.shardDim)], inner);
+  }
   step = at.step;
   position = at.dataPosition;
   lastCheckpoint = step;
@@ -318,12 +431,24 @@ void Trainer::logHeader() {
   for (int i : model.carried)
     if (model.args[i].role == "parameter")
       values += model.args[i].numElements;
-  int64_t micro = model.globalBatch / model.microBatch;
+  int64_t micro = model.localBatch / model.microBatch;
+  std::string ranks;
+  if (mesh->isDistributed())
+    ranks = ", " + std::to_string(mesh->size()) + " ranks (dp=" +
+            std::to_string(model.meshSizes[1]) +
+            ",tp=" + std::to_string(model.meshSizes[2]) +
+            ",pp=" + std::to_string(model.meshSizes[0]) + ")" +
+            (threadsPerRank ? " of " + std::to_string(threadsPerRank) +
+                                  (threadsPerRank == 1 ? " thread" : " threads")
+                            : "");
   progress(
       "model '" + model.name + "': " + std::to_string(values) +
-      " parameter values, global batch " + std::to_string(model.globalBatch) +
-      " (" + std::to_string(micro) + " micro-batch" + (micro == 1 ? "" : "es") +
-      " of " + std::to_string(model.microBatch) + "), arena " +
+      " parameter values" + (mesh->isDistributed() ? " (rank 0's)" : "") +
+      ", global batch " +
+      std::to_string(model.globalBatch) + ranks + " (" +
+      std::to_string(micro) + " micro-batch" + (micro == 1 ? "" : "es") +
+      " of " + std::to_string(model.microBatch) +
+      (mesh->isDistributed() ? " per data-parallel rank" : "") + "), arena " +
       formatBytes(desc->arena_bytes) + (options.guard ? ", guard mode" : ""));
   if (data)
     progress("data: " + data->describe());
@@ -344,8 +469,9 @@ double Trainer::evaluate() {
   std::vector<uint8_t *> buffers = inputBuffers();
   bool ownResults = !model.evalResults.empty();
   double sum = 0, count = 0;
+  int64_t local = model.localBatch;
   for (int64_t b = 0; b < batches; ++b) {
-    evalData->fill(b * g, g, buffers);
+    evalData->fill(b * g + dpRank * local, local, buffers);
     setRunningStep(&ctx, step, "eval after");
     ctx.current_op = nullptr;
     desc->eval_step(
@@ -375,8 +501,13 @@ static std::string metricJson(const TensorInfo &t, double v) {
 
 bool Trainer::trainStep(std::string &error) {
   int64_t g = model.globalBatch;
+  // This data-parallel rank's share of the global batch.
   if (data)
-    data->fill(position, g, inputBuffers());
+    data->fill(position + dpRank * model.localBatch, model.localBatch,
+               inputBuffers());
+  int64_t bytesBefore[8];
+  for (int m = 0; m < 8; ++m)
+    bytesBefore[m] = mesh->bytesSent(m);
   if (model.stepArg >= 0) {
     HyperValue counter;
     counter.dtype = model.args[model.stepArg].dtype;
@@ -390,6 +521,8 @@ bool Trainer::trainStep(std::string &error) {
   auto end = std::chrono::steady_clock::now();
   setRunningStep(nullptr, 0, nullptr);
   double seconds = std::chrono::duration<double>(end - start).count();
+  for (int m = 0; m < 8; ++m)
+    lastStepBytes[m] = mesh->bytesSent(m) - bytesBefore[m];
 
   // The new parameters and state become the next step's arguments.
   for (size_t r = 0; r < model.results.size(); ++r) {
@@ -438,6 +571,10 @@ bool Trainer::trainStep(std::string &error) {
       .num("samples_per_s", rate, 6)
       .integer("arena_high_water_bytes", ctx.high_water)
       .integer("memory_peak_bytes", tensorBytes + ctx.high_water);
+  if (mesh->isDistributed())
+    for (int m = 1; m < 8; ++m)
+      if (lastStepBytes[m] > 0)
+        line.integer("comm_bytes_" + axesName(m), lastStepBytes[m]);
   shown += "  (" + formatSeconds(seconds) + ", " + jsonNumber(rate, 4) +
            " samples/s)";
   progress(shown);
@@ -453,6 +590,9 @@ bool Trainer::trainStep(std::string &error) {
 
 /// Writes every gradient result as DIR/NAME.npy.
 bool Trainer::dumpGradients(std::string &error) {
+  // The applied gradients are whole on every rank: the first writes them.
+  if (mesh->rank() != 0)
+    return true;
   for (int r : gradients) {
     const TensorInfo &t = model.results[r];
     std::string path = joinPath(options.dumpGradients, t.name + ".npy");
@@ -473,8 +613,12 @@ bool Trainer::saveCheckpointNow(std::string &error) {
   for (const HyperValue &h : hypers)
     values.push_back({h.name, h.asDouble()});
   std::string path;
-  if (!saveCheckpoint(options.checkpointDir, model.name, model.globalBatch,
-                      {step, position}, carriedTensors(), values, path, error))
+  std::vector<std::vector<uint8_t>> wholes;
+  std::vector<CheckpointTensor> tensors = carriedTensors(wholes, true);
+  // Every rank holds the whole tensors now; the first writes them.
+  if (mesh->rank() == 0 &&
+      !saveCheckpoint(options.checkpointDir, model.name, model.globalBatch,
+                      {step, position}, tensors, values, path, error))
     return false;
   lastCheckpoint = step;
   progress("checkpoint '" + path + "'");
@@ -482,6 +626,9 @@ bool Trainer::saveCheckpointNow(std::string &error) {
 }
 
 bool Trainer::saveOnnx(std::string &error) {
+  // Parameters are whole on every rank: the first writes them.
+  if (mesh->rank() != 0)
+    return true;
   std::string folder;
   if (!executableFolder(folder, error))
     return false;
@@ -509,6 +656,9 @@ bool Trainer::saveOnnx(std::string &error) {
 int Trainer::run(int argc, char **argv) {
   std::string error;
   auto fail = [&]() {
+    // Under MPI, every rank ends: the others would wait in a collective.
+    if (mesh && mesh->isDistributed())
+      mesh->abort(error);
     std::fprintf(stderr, "train: error: %s\n", error.c_str());
     return 1;
   };
@@ -525,7 +675,14 @@ int Trainer::run(int argc, char **argv) {
     std::fputs(trainUsage(model).c_str(), stdout);
     return 0;
   }
-  if (!checkWorldSize(error) || !checkOutputs(error) ||
+  if (!joinMesh(error)) {
+    // Every rank finds the same mismatch: the first says it.
+    const char *launcherRank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (launcherRank && std::string(launcherRank) != "0")
+      return 1;
+    return fail();
+  }
+  if (!checkOutputs(error) ||
       !resolveHyperparameters(model, options, hypers, notes, error) ||
       !allocate(error) || !loadWeights(error) || !openData(error))
     return fail();
@@ -540,7 +697,8 @@ int Trainer::run(int argc, char **argv) {
             std::to_string(step) + ")";
     return fail();
   }
-  if (!options.logJsonl.empty() &&
+  // The first rank logs (metrics are the same on every rank).
+  if (!options.logJsonl.empty() && mesh->rank() == 0 &&
       !log.open(options.logJsonl, options.resume, error))
     return fail();
   logHeader();
@@ -565,12 +723,53 @@ int Trainer::run(int argc, char **argv) {
   }
   if (!options.saveOnnx.empty() && !saveOnnx(error))
     return fail();
+  if (!options.rankReport.empty() && !writeRankReport(error))
+    return fail();
   progress("done: " + std::to_string(step - first) +
            (step - first == 1 ? " step in " : " steps in ") +
            formatSeconds(seconds) + "; arena high-water " +
            std::to_string(ctx.high_water) + " bytes of " +
            std::to_string(desc->arena_bytes) + " planned");
+  mesh->finalize();
   return 0;
+}
+
+/// --rank-report DIR: DIR/rank-N.json with what this rank measured.
+bool Trainer::writeRankReport(std::string &error) {
+  std::string why;
+  if (!createFolders(options.rankReport, why)) {
+    error = "--rank-report: " + why;
+    return false;
+  }
+  JsonObjectWriter bytes;
+  for (int m = 1; m < 8; ++m)
+    if (lastStepBytes[m] > 0)
+      bytes.integer(axesName(m), lastStepBytes[m]);
+  JsonObjectWriter coords;
+  for (int a = 0; a < kNumAxes; ++a)
+    coords.integer(axisName(a), mesh->coord(a));
+  JsonObjectWriter report;
+  report.integer("rank", mesh->rank())
+      .raw("coords", coords.finish())
+      .raw("comm_bytes_per_step", bytes.finish())
+      .integer("arena_high_water_bytes", ctx.high_water)
+      .integer("tensor_bytes", tensorBytes)
+      .integer("memory_peak_bytes", tensorBytes + ctx.high_water);
+  std::string path = joinPath(options.rankReport,
+                              "rank-" + std::to_string(mesh->rank()) + ".json");
+  std::FILE *f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    error = "--rank-report: cannot write '" + path + "'";
+    return false;
+  }
+  std::string text = report.finish() + "\n";
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok &= std::fclose(f) == 0;
+  if (!ok) {
+    error = "--rank-report: cannot write '" + path + "'";
+    return false;
+  }
+  return true;
 }
 
 extern "C" int dtcrt_train_main(int argc, char **argv,

@@ -31,7 +31,16 @@ bool JsonlLog::write(const std::string &line, std::string &error) {
   return true;
 }
 
+static bool &quietProgress() {
+  static bool quiet = false;
+  return quiet;
+}
+
+void dtcrt::setProgressQuiet(bool quiet) { quietProgress() = quiet; }
+
 void dtcrt::progress(const std::string &line) {
+  if (quietProgress())
+    return;
   std::fprintf(stderr, "train: %s\n", line.c_str());
   std::fflush(stderr);
 }

@@ -28,8 +28,10 @@ private:
   std::string path;
 };
 
-/// Prints one progress line ("train: ...") to stderr.
+/// Prints one progress line ("train: ...") to stderr, unless progress is
+/// quiet (every rank of a run but rank 0).
 void progress(const std::string &line);
+void setProgressQuiet(bool quiet);
 
 /// `seconds` for people: "850 us", "12.3 ms", "4.56 s".
 std::string formatSeconds(double seconds);

@@ -32,7 +32,7 @@ func.func @main(%w: tensor<3x4xf32> {dtg.name = "w", dtg.role = "parameter", dtg
 // CHECK-SAME: %[[G:[^:]+]]: tensor<4xbf16> {{.*}}dtg.name = "g"
 // CHECK-SAME: %[[B:[^:]+]]: tensor<4xbf16> {{.*}}dtg.name = "b"
 // CHECK-SAME: %[[X:[^:]+]]: tensor<2x3xf32>
-// CHECK-SAME: -> (tensor<f32>, tensor<f32>, tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-SAME: -> (tensor<f32> {dtg.role = "loss_sum"}, tensor<f32> {dtg.role = "loss_count"}, tensor<3x4xf32> {dtg.role = "gradient"}, tensor<4xf32> {dtg.role = "gradient"}, tensor<4xf32> {dtg.role = "gradient"})
 // CHECK-DAG: %[[BF:.+]] = dtg.cast %[[B]] : tensor<4xbf16> -> tensor<4xf32>
 // CHECK-DAG: %[[GF:.+]] = dtg.cast %[[G]] : tensor<4xbf16> -> tensor<4xf32>
 // CHECK-DAG: %[[XB:.+]] = dtg.cast %[[X]] : tensor<2x3xf32> -> tensor<2x3xbf16>

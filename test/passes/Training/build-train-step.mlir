@@ -2,7 +2,7 @@
 // RUN: dtc-opt %s --split-input-file --dtc-build-train-step="loss=mse logits=y labels=t lr-schedule=cosine warmup=2 total-steps=10" | FileCheck %s --check-prefix=ADAMW
 
 // Tests that a matmul with an appended mse loss gets @micro_step (loss sum and
-// count, the gradient of the trainable weight, the reverse sweep marked
+// count, roles loss_sum and loss_count, the gradient of the trainable weight, the reverse sweep marked
 // dtg.backward), @train_step (two micro-batches sliced from the global batch,
 // the lr schedule, the optimizer update; roles on every argument and result)
 // and @eval_step (the same arguments; the metrics loss_sum and loss_count). A
@@ -17,7 +17,7 @@
 // CHECK-SAME: {dtg.name = "x", dtg.role = "input"}
 // CHECK-SAME: {dtg.name = "t", dtg.role = "input"}
 // CHECK-SAME: {dtg.name = "key", dtg.role = "key"})
-// CHECK-SAME: -> (tensor<f32>, tensor<f32>, tensor<3x2xf32>)
+// CHECK-SAME: -> (tensor<f32> {dtg.role = "loss_sum"}, tensor<f32> {dtg.role = "loss_count"}, tensor<3x2xf32> {dtg.role = "gradient"})
 // CHECK: %[[SQ:.+]] = dtg.mul
 // CHECK: %[[SUM:.+]] = dtg.reduce_sum %[[SQ]] {axes = array<i64: 0, 1>, keepdims = false}
 // CHECK: %[[COUNT:.+]] = dtg.constant dense<4.000000e+00> : tensor<f32>
@@ -47,7 +47,7 @@
 // CHECK: return %[[NEW]], %[[NEWBUF]], %[[LOSS]], %[[LRK]]
 
 // CHECK-LABEL: func.func private @eval_micro_step(
-// CHECK-SAME: -> (tensor<f32>, tensor<f32>)
+// CHECK-SAME: -> (tensor<f32> {dtg.role = "loss_sum"}, tensor<f32> {dtg.role = "loss_count"})
 // CHECK-NOT: dtg.backward
 // CHECK: return
 

@@ -189,7 +189,7 @@ TEST(Model, RejectsMalformedDescriptors) {
        "has the unknown dtype 'f8'"},
       {{test::tensor("x", "input", "f32", {3, 2})},
        {test::tensor("loss", "metric", "f32", {})},
-       "input argument 'x' must have the global batch size"},
+       "input argument 'x' must have one data-parallel rank's share"},
       {{test::tensor("w", "parameter", "f32", {2})},
        {test::tensor("v", "parameter", "f32", {2}),
         test::tensor("loss", "metric", "f32", {})},

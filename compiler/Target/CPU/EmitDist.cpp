@@ -1,0 +1,96 @@
+//===- EmitDist.cpp - CPU emission rules of dist collectives --------------===//
+//
+// Each collective becomes one call into the runtime's C ABI
+// (dtcrt_comm_*, runtime/include/dtcrt/dtcrt.h), which runs it over the
+// channel of the op's mesh-axis group and counts the bytes it sends. A
+// split dimension is passed as [outer, dim, inner] around it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/CppEmitter.h"
+#include "compiler/Target/CPU/KernelEmitter.h"
+
+#include "dialects/Dist/IR/DistOps.h"
+
+using namespace mlir;
+using namespace mlir::dtc::cpu;
+
+namespace {
+
+/// The runtime's mask of mesh axes (DTCRT_AXIS_*), or -1 for an axis it
+/// does not know.
+int axesMask(ArrayAttr axes) {
+  int mask = 0;
+  for (StringRef axis : axes.getAsValueRange<StringAttr>()) {
+    if (axis == "pp")
+      mask |= 1;
+    else if (axis == "dp")
+      mask |= 2;
+    else if (axis == "tp")
+      mask |= 4;
+    else
+      return -1;
+  }
+  return mask;
+}
+
+/// "outer, dim, inner" of `type` around dimension `axis`.
+std::string around(RankedTensorType type, int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    inner *= type.getDimSize(d);
+  return std::to_string(outer) + ", " + std::to_string(type.getDimSize(axis)) +
+         ", " + std::to_string(inner);
+}
+
+/// Emits `dtcrt_comm_<name>(ctx, mask, "dtype", [kind,] in, out, rest)`.
+LogicalResult emitComm(Operation *op, KernelEmitter &e, StringRef name,
+                       ArrayAttr axes, std::optional<int> kind,
+                       StringRef rest) {
+  if (failed(e.checkTensors(op)))
+    return failure();
+  int mask = axesMask(axes);
+  if (mask < 0)
+    return op->emitError("the CPU runtime has channels for the mesh axes pp, "
+                         "dp and tp only, not ")
+           << axes;
+  auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+  std::string call = "dtcrt_comm_" + name.str() + "(ctx, " +
+                     std::to_string(mask) + ", " +
+                     KernelEmitter::quoted(dtypeName(type.getElementType()));
+  if (kind)
+    call += ", " + std::to_string(*kind);
+  call += ", " + e.buffer(op->getOperand(0)) + ", " +
+          e.buffer(op->getResult(0)) + ", " + rest.str() + ");";
+  e.statement(call);
+  return success();
+}
+
+} // namespace
+
+void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
+  registry.add<dist::AllReduceOp>([](Operation *op, KernelEmitter &e) {
+    auto ar = cast<dist::AllReduceOp>(op);
+    int64_t count = ar.getInput().getType().getNumElements();
+    return emitComm(op, e, "all_reduce", ar.getMeshAxes(),
+                    int(ar.getKind()), std::to_string(count));
+  });
+  registry.add<dist::ReduceScatterOp>([](Operation *op, KernelEmitter &e) {
+    auto rs = cast<dist::ReduceScatterOp>(op);
+    return emitComm(op, e, "reduce_scatter", rs.getMeshAxes(),
+                    int(rs.getKind()),
+                    around(rs.getResult().getType(), rs.getScatterAxis()));
+  });
+  registry.add<dist::AllGatherOp>([](Operation *op, KernelEmitter &e) {
+    auto ag = cast<dist::AllGatherOp>(op);
+    return emitComm(op, e, "all_gather", ag.getMeshAxes(), std::nullopt,
+                    around(ag.getInput().getType(), ag.getGatherAxis()));
+  });
+  registry.add<dist::LocalBlockOp>([](Operation *op, KernelEmitter &e) {
+    auto lb = cast<dist::LocalBlockOp>(op);
+    return emitComm(op, e, "local_block", lb.getMeshAxes(), std::nullopt,
+                    around(lb.getResult().getType(), lb.getSliceAxis()));
+  });
+}

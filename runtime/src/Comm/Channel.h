@@ -1,0 +1,59 @@
+//===- Channel.h - point-to-point transport of one rank group -------------===//
+//
+// A Channel moves bytes between the ranks of one group (the ranks that
+// differ only in some mesh axes). The collectives (Collectives.h) are ring
+// algorithms written once over this interface, so every transport counts
+// the bytes it really sends the same way: the MPI channel of a run under
+// mpirun, and an in-process loopback channel for unit tests. NCCL joins with
+// the CUDA target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_COMM_CHANNEL_H
+#define DTCRT_COMM_CHANNEL_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace dtcrt {
+
+class Channel {
+public:
+  virtual ~Channel() = default;
+
+  /// This rank's position in the group, and the group's size.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// Sends `sendBytes` from `send` to group rank `to` while receiving
+  /// `recvBytes` into `recv` from group rank `from` (either side may be
+  /// empty). Returns false with `error` set when the transfer fails or a
+  /// peer does not answer within the channel's timeout; `what` names the
+  /// collective for that message.
+  virtual bool sendRecv(int to, const void *send, size_t sendBytes, int from,
+                        void *recv, size_t recvBytes, const char *what,
+                        std::string &error) = 0;
+
+  /// Bytes this rank has sent through the channel.
+  int64_t bytesSent() const { return sent; }
+
+protected:
+  int64_t sent = 0;
+};
+
+/// A group of one rank: every collective is a copy.
+class SelfChannel final : public Channel {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  bool sendRecv(int, const void *, size_t, int, void *, size_t, const char *,
+                std::string &error) override {
+    error = "a group of one rank has no peer to send to";
+    return false;
+  }
+};
+
+} // namespace dtcrt
+
+#endif // DTCRT_COMM_CHANNEL_H

@@ -1,0 +1,73 @@
+//===- MpiChannel.cpp - a Channel over an MPI communicator ----------------===//
+
+#include "runtime/src/Comm/MpiChannel.h"
+
+#include <chrono>
+#include <sched.h>
+#include <thread>
+
+using namespace dtcrt;
+
+MpiChannel::MpiChannel(MPI_Comm comm, std::vector<int> worldRanks,
+                       double timeoutSeconds)
+    : comm(comm), worldRanks(std::move(worldRanks)),
+      timeoutSeconds(timeoutSeconds) {
+  MPI_Comm_rank(comm, &myRank);
+}
+
+MpiChannel::~MpiChannel() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)
+    MPI_Comm_free(&comm);
+}
+
+bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes,
+                          int from, void *recv, size_t recvBytes,
+                          const char *what, std::string &error) {
+  // MPI counts are ints: move at most 1 GiB per message.
+  constexpr size_t kPiece = size_t(1) << 30;
+  size_t sendDone = 0, recvDone = 0;
+  do {
+    size_t s = std::min(kPiece, sendBytes - sendDone);
+    size_t r = std::min(kPiece, recvBytes - recvDone);
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (r > 0)
+      MPI_Irecv(static_cast<char *>(recv) + recvDone, int(r), MPI_BYTE, from,
+                0, comm, &requests[0]);
+    if (s > 0)
+      MPI_Isend(static_cast<const char *>(send) + sendDone, int(s), MPI_BYTE,
+                to, 0, comm, &requests[1]);
+    // Poll: spin briefly (a step's collectives are frequent and small),
+    // then yield the core, then sleep, so that ranks sharing cores
+    // (mpirun --oversubscribe) make progress.
+    auto start = std::chrono::steady_clock::now();
+    for (int spins = 0;; ++spins) {
+      int done = 0;
+      MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
+      if (done)
+        break;
+      if (spins < 64)
+        continue;
+      if (spins < 2048) {
+        sched_yield();
+        continue;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      double waited = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+      if (waited > timeoutSeconds) {
+        error = std::string(what) + ": no answer from rank " +
+                std::to_string(worldRanks[size_t(r > 0 ? from : to)]) +
+                " within " + std::to_string(int(timeoutSeconds)) +
+                " s (DTCRT_COMM_TIMEOUT_S); is it alive?";
+        return false;
+      }
+    }
+    sent += int64_t(s);
+    sendDone += s;
+    recvDone += r;
+  } while (sendDone < sendBytes || recvDone < recvBytes);
+  return true;
+}

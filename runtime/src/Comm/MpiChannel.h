@@ -1,0 +1,38 @@
+//===- MpiChannel.h - a Channel over an MPI communicator ------------------===//
+
+#ifndef DTCRT_COMM_MPICHANNEL_H
+#define DTCRT_COMM_MPICHANNEL_H
+
+#include "runtime/src/Comm/Channel.h"
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace dtcrt {
+
+/// Non-blocking sends and receives on `comm`, polled until they complete or
+/// `timeoutSeconds` pass without progress; a timeout names the peer by its
+/// world rank.
+class MpiChannel final : public Channel {
+public:
+  MpiChannel(MPI_Comm comm, std::vector<int> worldRanks,
+             double timeoutSeconds);
+  ~MpiChannel() override;
+
+  int rank() const override { return myRank; }
+  int size() const override { return int(worldRanks.size()); }
+  bool sendRecv(int to, const void *send, size_t sendBytes, int from,
+                void *recv, size_t recvBytes, const char *what,
+                std::string &error) override;
+
+private:
+  MPI_Comm comm;
+  std::vector<int> worldRanks;
+  int myRank = 0;
+  double timeoutSeconds;
+};
+
+} // namespace dtcrt
+
+#endif // DTCRT_COMM_MPICHANNEL_H

@@ -1,0 +1,74 @@
+//===- StepComm.cpp - the collectives generated code calls ----------------===//
+
+#include "dtcrt/dtcrt.h"
+
+#include "runtime/src/Comm/Collectives.h"
+#include "runtime/src/Comm/Mesh.h"
+#include "runtime/src/Core/Report.h"
+
+#include <cstring>
+
+using namespace dtcrt;
+
+namespace {
+DType typeOf(const char *dtype) {
+  std::optional<DType> t = parseDType(dtype ? dtype : "");
+  if (!t)
+    fatalError(std::string("internal: a collective of unknown dtype '") +
+               (dtype ? dtype : "") + "'");
+  return *t;
+}
+
+Channel &channelOf(dtcrt_step_ctx *ctx, int axes) {
+  static SelfChannel self;
+  if (!ctx || !ctx->mesh)
+    return self;
+  return static_cast<Mesh *>(ctx->mesh)->group(axes);
+}
+
+[[noreturn]] void failed(dtcrt_step_ctx *ctx, const char *collective,
+                         int axes, const std::string &why) {
+  fatalError(std::string(collective) + " over " + axesName(axes) +
+             runningStepSuffix(ctx) + " failed: " + why);
+}
+} // namespace
+
+extern "C" void dtcrt_comm_all_reduce(dtcrt_step_ctx *ctx, int axes,
+                                      const char *dtype, int kind,
+                                      const void *in, void *out,
+                                      int64_t count) {
+  std::string error;
+  if (!allReduce(channelOf(ctx, axes), typeOf(dtype), ReduceOp(kind), in, out,
+                 count, error))
+    failed(ctx, "all_reduce", axes, error);
+}
+
+extern "C" void dtcrt_comm_reduce_scatter(dtcrt_step_ctx *ctx, int axes,
+                                          const char *dtype, int kind,
+                                          const void *in, void *out,
+                                          int64_t outer, int64_t dim,
+                                          int64_t inner) {
+  std::string error;
+  if (!reduceScatter(channelOf(ctx, axes), typeOf(dtype), ReduceOp(kind), in,
+                     out, outer, dim, inner, error))
+    failed(ctx, "reduce_scatter", axes, error);
+}
+
+extern "C" void dtcrt_comm_all_gather(dtcrt_step_ctx *ctx, int axes,
+                                      const char *dtype, const void *in,
+                                      void *out, int64_t outer, int64_t dim,
+                                      int64_t inner) {
+  std::string error;
+  if (!allGather(channelOf(ctx, axes), typeOf(dtype), in, out, outer, dim,
+                 inner, error))
+    failed(ctx, "all_gather", axes, error);
+}
+
+extern "C" void dtcrt_comm_local_block(dtcrt_step_ctx *ctx, int axes,
+                                       const char *dtype, const void *in,
+                                       void *out, int64_t outer, int64_t dim,
+                                       int64_t inner) {
+  Channel &c = channelOf(ctx, axes);
+  localBlock(c.rank(), c.size(), dtypeSize(typeOf(dtype)), in, out, outer, dim,
+             inner);
+}

@@ -1,0 +1,83 @@
+"""Starts a compiled program on several ranks, then kills or stops one.
+
+Usage: kill_rank.py --np N --rank R --signal KILL|STOP [--limit S] -- TRAIN ARGS...
+
+Runs `mpirun -np N TRAIN ARGS... --log-jsonl LOG`, waits until the run has
+logged a step (it is in its training loop), sends the signal to the process
+of rank R (found by OMPI_COMM_WORLD_RANK in /proc/PID/environ), and waits at
+most S seconds (default 60) for the whole job to end. Prints what mpirun and
+the ranks wrote, then "ended after T s with status X" or "still running
+after S s" (and kills the job). A job that ends by itself is what a dead or
+hung rank must cause: every rank ends, never a hang.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def rank_pid(train, rank):
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            if not cmd or os.path.basename(cmd[0]) != os.path.basename(train).encode():
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            return int(pid)
+    return None
+
+
+def main(argv):
+    split = argv.index("--")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--np", type=int, required=True)
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--signal", choices=["KILL", "STOP"], required=True)
+    parser.add_argument("--limit", type=float, default=60)
+    args = parser.parse_args(argv[1:split])
+    train, rest = argv[split + 1], argv[split + 2:]
+    log = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
+    job = subprocess.Popen(
+        ["mpirun", "--oversubscribe", "-np", str(args.np), train, *rest,
+         "--log-jsonl", log],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and job.poll() is None:
+        if os.path.getsize(log) > 0:
+            break
+        time.sleep(0.05)
+    pid = rank_pid(train, args.rank)
+    if pid is None or job.poll() is not None:
+        job.kill()
+        print(job.communicate()[0])
+        print("kill_rank.py: the job did not start training")
+        return 1
+    start = time.time()
+    os.kill(pid, getattr(signal, "SIG" + args.signal))
+    try:
+        out, _ = job.communicate(timeout=args.limit)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        os.kill(pid, signal.SIGKILL)
+        out = job.communicate()[0]
+        print(out)
+        print(f"still running after {args.limit:.0f} s")
+        return 1
+    print(out)
+    print(f"ended after {time.time() - start:.1f} s with status "
+          f"{'nonzero' if job.returncode else 'zero'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
