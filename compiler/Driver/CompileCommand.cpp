@@ -88,9 +88,6 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
         "ranks only (--mesh Nx1x1 or dp=N)");
   if (cmd.zero < 0 || cmd.zero > 3)
     return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
-  if (cmd.zero == 3)
-    return reportError("--zero 3 (sharded parameters, gathered before each "
-                       "use) is not supported yet; stages 0, 1 and 2 are");
   if (cmd.target != "cpu")
     return reportError("--target " + cmd.target +
                        " is not available (this build targets cpu)");

@@ -206,11 +206,12 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     if (role == "parameter") {
       params += bytes;
       if (step.getArgAttr(i, "dtg.trainable")) {
-        // ZeRO 2 accumulates the blocks of the gradients it
-        // reduce-scatters.
+        // ZeRO 2 and 3 accumulate the blocks of the gradients they
+        // reduce-scatter. (Under ZeRO 3 the argument is itself a block.)
+        int64_t whole = step.getArgAttr(i, "dtc.sharding") ? bytes * dp : bytes;
         gradients += zero >= 2 && splitState.contains(argName(step, i))
-                         ? bytes / dp
-                         : bytes;
+                         ? whole / dp
+                         : whole;
         parametersTotal += cast<RankedTensorType>(type).getNumElements();
       }
     } else if (role == "constant") {

@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
+
 namespace mlir::dtc {
 #define GEN_PASS_DEF_PARTITIONDATAPARALLELPASS
 #include "passes/Sharding/Passes.h.inc"
@@ -96,6 +98,10 @@ private:
   /// Optimizer state arguments (and their results) held as blocks: the
   /// argument index and the dimension.
   llvm::DenseMap<unsigned, int64_t> splitArgs;
+  /// ZeRO 3: callee arguments that receive a parameter's block, and the
+  /// dimension it is cut along; the callee gathers it where it is used.
+  std::map<std::pair<Operation *, unsigned>, int64_t> gatheredInside;
+  LogicalResult gatherInside(func::FuncOp callee, unsigned index, int64_t dim);
   /// The parameter of each gradient @micro_step returns, in order.
   SmallVector<std::string> gradientNames;
   /// What values hold, for --explain ("gradient of fc.weight").
@@ -339,9 +345,11 @@ LogicalResult PartitionDataParallelPass::visitReturn(func::ReturnOp ret) {
     unsigned i = use.getOperandNumber();
     auto role = step.getResultAttrOfType<StringAttr>(i, kRole);
     Layout l = layoutOf(use.get());
-    // Optimizer state stays in blocks where its argument is one.
-    if (role && role.getValue() == "optimizer_state" &&
-        l.kind == Layout::Split)
+    // Optimizer state stays in blocks where its argument is one, and so do
+    // parameters under ZeRO 3.
+    if (role && l.kind == Layout::Split &&
+        (role.getValue() == "optimizer_state" ||
+         (zero >= 3 && role.getValue() == "parameter")))
       continue;
     use.set(whole(use.get(), ret));
   }
@@ -364,11 +372,28 @@ LogicalResult PartitionDataParallelPass::visit(Operation *op) {
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return visitReturn(ret);
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    // Every operand is whole but the data, which is already this rank's.
-    for (OpOperand &use : op->getOpOperands())
-      use.set(whole(use.get(), op));
+    // Every operand is whole but the data, which is already this rank's,
+    // and under ZeRO 3 the parameters' blocks, which the callee gathers
+    // where it uses them.
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         op, call.getCalleeAttr());
+    for (OpOperand &use : op->getOpOperands()) {
+      Layout l = layoutOf(use.get());
+      auto arg = dyn_cast<BlockArgument>(use.get());
+      if (zero >= 3 && l.kind == Layout::Split && arg &&
+          splitArgs.count(arg.getArgNumber())) {
+        auto key = std::make_pair(callee.getOperation(),
+                                  use.getOperandNumber());
+        auto [it, inserted] = gatheredInside.try_emplace(key, l.dim);
+        if (!inserted && it->second != l.dim)
+          return op->emitError("@")
+                 << callee.getSymName() << " argument #"
+                 << use.getOperandNumber()
+                 << " gets blocks along different dimensions";
+        continue;
+      }
+      use.set(whole(use.get(), op));
+    }
     for (OpResult r : op->getResults()) {
       auto role = callee.getResultAttrOfType<StringAttr>(r.getResultNumber(),
                                                          kRole);
@@ -390,7 +415,7 @@ LogicalResult PartitionDataParallelPass::visit(Operation *op) {
                 r.getResultNumber(), "dtc.split_dim"))
           dim = d.getInt();
         layouts[r] = Layout::partial(dim);
-        if (zero == 2 && dim >= 0) {
+        if (zero >= 2 && dim >= 0) {
           // ZeRO 2: each micro-batch's gradient is reduce-scattered at
           // once, so accumulation holds blocks.
           OpBuilder b(op);
@@ -443,6 +468,50 @@ LogicalResult PartitionDataParallelPass::visit(Operation *op) {
   for (OpOperand &use : op->getOpOperands())
     if (isa<RankedTensorType>(use.get().getType()))
       use.set(whole(use.get(), op));
+  return success();
+}
+
+/// ZeRO 3: argument `index` of `callee` becomes a block along `dim`; the
+/// forward all-gathers it just before its first use, and the reverse sweep
+/// (ops marked dtg.backward) gathers it again before its first use there,
+/// so that the whole parameter lives only while each half needs it.
+LogicalResult PartitionDataParallelPass::gatherInside(func::FuncOp callee,
+                                                      unsigned index,
+                                                      int64_t dim) {
+  BlockArgument arg = callee.getArgument(index);
+  auto whole = tensorType(arg);
+  auto name = callee.getArgAttrOfType<StringAttr>(index, kName);
+  SmallVector<OpOperand *> forward, backward;
+  for (OpOperand &use : arg.getUses())
+    (use.getOwner()->hasAttr("dtg.backward") ? backward : forward)
+        .push_back(&use);
+  arg.setType(blockType(whole, dim, dp));
+  Block &body = callee.getBody().front();
+  auto gatherFor = [&](ArrayRef<OpOperand *> uses, StringRef half) {
+    if (uses.empty())
+      return;
+    // Before the first user in the block (every use is in the body).
+    Operation *first = nullptr;
+    for (OpOperand *use : uses) {
+      Operation *user = body.findAncestorOpInBlock(*use->getOwner());
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    }
+    OpBuilder b(first);
+    auto gather = b.create<dist::AllGatherOp>(
+        arg.getLoc(), whole, arg, b.getI64IntegerAttr(dim), meshRef, axes);
+    gather->setAttr("dtc.explain",
+                    b.getStringAttr((name ? name.str() : "a parameter") +
+                                    " for the " + half.str() + " (ZeRO 3)"));
+    if (half == "backward")
+      gather->setAttr("dtg.backward", b.getUnitAttr());
+    for (OpOperand *use : uses)
+      use->set(gather);
+  };
+  gatherFor(forward, "forward");
+  gatherFor(backward, "backward");
+  callee.setFunctionType(FunctionType::get(
+      &getContext(), body.getArgumentTypes(), callee.getResultTypes()));
   return success();
 }
 
@@ -506,11 +575,9 @@ void PartitionDataParallelPass::runOnOperation() {
   if (dp < 1)
     return (void)(module.emitError("dp must be positive, got ") << int64_t(dp)),
            signalPassFailure();
-  if (zero < 0 || zero > 2)
+  if (zero < 0 || zero > 3)
     return (void)(module.emitError("ZeRO stage ")
-                  << int64_t(zero)
-                  << " is not supported (0, 1 and 2 are; stage 3 shards the "
-                     "parameters themselves and comes later)"),
+                  << int64_t(zero) << " does not exist (0, 1, 2 or 3)"),
            signalPassFailure();
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto micro = module.lookupSymbol<func::FuncOp>("micro_step");
@@ -560,6 +627,7 @@ void PartitionDataParallelPass::runOnOperation() {
   // along which dimension; and the optimizer state arguments that hold
   // those blocks.
   splitArgs.clear();
+  gatheredInside.clear();
   if (zero >= 1) {
     Block &body = train.getBody().front();
     train.walk([&](Operation *op) {
@@ -580,6 +648,16 @@ void PartitionDataParallelPass::runOnOperation() {
           splitArgs[arg.getArgNumber()] = dim;
       }
     });
+    // ZeRO 3: the trainable parameters themselves (those that enter the
+    // micro-steps, 16-bit ones included).
+    if (zero >= 3)
+      for (unsigned i = 0; i < train.getNumArguments(); ++i) {
+        auto role = train.getArgAttrOfType<StringAttr>(i, kRole);
+        int64_t dim = splitDim(tensorType(train.getArgument(i)));
+        if (role && role.getValue() == "parameter" &&
+            train.getArgAttr(i, "dtg.trainable") && dim >= 0)
+          splitArgs[i] = dim;
+      }
     // The gradient results of @micro_step, in the order of the trainable
     // parameters, meet the updates in that order.
     SmallVector<Operation *> updates;
@@ -619,6 +697,9 @@ void PartitionDataParallelPass::runOnOperation() {
   // @eval_step takes @train_step's arguments: the same blocks.
   if (auto eval = module.lookupSymbol<func::FuncOp>("eval_step"))
     if (failed(partition(eval)))
+      return signalPassFailure();
+  for (auto [key, dim] : gatheredInside)
+    if (failed(gatherInside(cast<func::FuncOp>(key.first), key.second, dim)))
       return signalPassFailure();
   if (auto g = module->getAttrOfType<IntegerAttr>("dtc.global_batch"))
     module->setAttr("dtc.global_batch",

@@ -8,7 +8,7 @@ include "mlir/Pass/PassBase.td"
 def PartitionDataParallelPass
     : Pass<"dtc-partition-data-parallel", "ModuleOp"> {
   let summary = "Partitions the training step over the data-parallel axis, "
-                "with ZeRO stages 0 to 2.";
+                "with ZeRO stages 0 to 3.";
   let description = [{
     Turns the one-rank training step into the program of one rank of a
     mesh with `dp` data-parallel ranks (tp and pp of size 1), declared as
@@ -39,8 +39,13 @@ def PartitionDataParallelPass
     blocks (ZeRO 1 and 2, so that the global norm and the update run on
     blocks), by `dist.all_reduce` otherwise. ZeRO 2 reduce-scatters each
     micro-batch's gradients as they come out of `@micro_step`, so
-    accumulation holds blocks; ZeRO 1 accumulates whole gradients. The
-    step's results are replicated, but for the optimizer state's blocks.
+    accumulation holds blocks; ZeRO 1 accumulates whole gradients. ZeRO 3
+    also holds the trainable parameters that have such a dimension in
+    blocks (step arguments and results): `@micro_step` and
+    `@eval_micro_step` take the blocks and all-gather each parameter just
+    before its first use in the forward, and again before its first use in
+    the reverse sweep, so the whole parameter lives only while each needs
+    it. The step's results are replicated, but for the blocks.
 
     The module's `dtc.global_batch` becomes the whole mesh's; it gets
     `dtc.zero`.
@@ -50,7 +55,7 @@ def PartitionDataParallelPass
     Option<"dp", "dp", "int64_t", /*default=*/"1",
            "Data-parallel ranks">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
-           "ZeRO stage: 0, 1 or 2">,
+           "ZeRO stage: 0, 1, 2 or 3">,
     Option<"localBatchNorm", "local-batchnorm", "bool", /*default=*/"false",
            "BatchNormalization takes statistics of each rank's samples "
            "(running statistics are averaged over dp after each "

@@ -93,8 +93,9 @@ static cl::opt<bool> explainOpt(
 static cl::opt<int64_t> zeroOpt(
     "zero",
     cl::desc("ZeRO stage over dp: 0 all-reduces gradients, 1 shards the "
-             "optimizer state, 2 also reduce-scatters gradients"),
-    cl::value_desc("0|1|2"), cl::init(0), cl::sub(compileCmd));
+             "optimizer state, 2 also reduce-scatters gradients, 3 also "
+             "shards the parameters (gathered where used)"),
+    cl::value_desc("0|1|2|3"), cl::init(0), cl::sub(compileCmd));
 static cl::opt<bool> localBatchNormOpt(
     "local-batchnorm",
     cl::desc("BatchNormalization takes each data-parallel rank's own batch "

@@ -626,19 +626,19 @@ bool Trainer::saveCheckpointNow(std::string &error) {
 }
 
 bool Trainer::saveOnnx(std::string &error) {
-  // Parameters are whole on every rank: the first writes them.
+  // Blocks of split parameters (ZeRO 3) are gathered on every rank; the
+  // first writes the whole tensors.
+  std::vector<std::vector<uint8_t>> wholes;
+  std::vector<CheckpointTensor> carried = carriedTensors(wholes, true);
   if (mesh->rank() != 0)
     return true;
   std::string folder;
   if (!executableFolder(folder, error))
     return false;
   std::vector<TrainedTensor> trained;
-  for (int i : model.carried) {
-    const TensorInfo &t = model.args[i];
+  for (const CheckpointTensor &t : carried)
     if (t.role == "parameter" || t.role == "state")
-      trained.push_back(
-          {t.name, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
-  }
+      trained.push_back({t.name, t.dtype, t.shape, t.data, t.bytes});
   // Constants (a causal mask) are written as loaded: the saved model keeps
   // them whatever model.onnx holds.
   for (int i : model.constants) {
