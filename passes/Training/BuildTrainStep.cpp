@@ -343,18 +343,44 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   if (failed(lossValue))
     return failure();
 
-  // Dropout keys come from the step: a new trailing argument.
-  auto keyType = RankedTensorType::get({2}, IntegerType::get(ctx, 64));
-  unsigned keyIndex = body.getNumArguments();
-  micro.insertArgument(
-      keyIndex, keyType,
-      DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx, kName),
-                                               StringAttr::get(ctx, "key")),
-                                NamedAttribute(StringAttr::get(ctx, kRole),
-                                               StringAttr::get(ctx, "key"))}),
-      loc);
-  BlockArgument key = body.getArgument(keyIndex);
-  micro.walk([&](dtg::DropoutOp op) { op.getKeyMutable().assign(key); });
+  // Dropout keys come from the step: new trailing arguments, the index of
+  // the micro-batch's first sample in the global batch and the key (seed,
+  // step). Each dropout's key gets a third element, the index of its
+  // tensor's first element in the global batch's tensor (its samples lead,
+  // so that is the first sample times the elements per sample): every
+  // element draws the bits of its place in the global batch, whatever the
+  // micro-batches and the data-parallel ranks.
+  auto i64 = IntegerType::get(ctx, 64);
+  auto keyType = RankedTensorType::get({2}, i64);
+  auto namedArg = [&](StringRef name) {
+    return DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, kName),
+                             StringAttr::get(ctx, name)),
+              NamedAttribute(StringAttr::get(ctx, kRole),
+                             StringAttr::get(ctx, name))});
+  };
+  unsigned firstIndex = body.getNumArguments();
+  micro.insertArgument(firstIndex, RankedTensorType::get({}, i64),
+                       namedArg("first_sample"), loc);
+  micro.insertArgument(firstIndex + 1, keyType, namedArg("key"), loc);
+  BlockArgument firstSample = body.getArgument(firstIndex),
+                key = body.getArgument(firstIndex + 1);
+  int64_t microRows = 0;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (argString(main, i, kRole) == "input")
+      microRows = tensorType(main.getArgument(i)).getDimSize(0);
+  micro.walk([&](dtg::DropoutOp op) {
+    OpBuilder builder(op);
+    GradientBuilder b(builder, op.getLoc());
+    int64_t elements = tensorType(op.getOperand()).getNumElements();
+    int64_t perSample =
+        microRows > 0 && elements % microRows == 0 ? elements / microRows : 0;
+    Value offset = b.create<dtg::MulOp>(
+        firstSample, b.scalar(i64, double(perSample)));
+    Value fullKey = b.create<dtg::ConcatOp>(
+        ValueRange{key, b.reshape(offset, {1})}, int64_t(0));
+    op.getKeyMutable().assign(fullKey);
+  });
   if (syncBatchNormDp > 1)
     syncBatchNorm(micro);
 
@@ -661,6 +687,10 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
             : Attribute(IntegerAttr::get(h.type, int64_t(h.value)));
     in.add(ctx, RankedTensorType::get({}, h.type), h.name, "hyper", value);
   }
+  // The index of this rank's first sample in the global batch (0 on one
+  // rank; set by the runtime), for dropout's keys.
+  in.add(ctx, RankedTensorType::get({}, top.getI64Type()), "data_offset",
+         "data_offset");
   in.add(ctx, RankedTensorType::get({}, top.getI64Type()), "step", "step");
 
   auto func = func::FuncOp::create(loc, "train_step",
@@ -689,11 +719,11 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   llvm::StringMap<Value> hyper;
   for (const Hyper &h : hypers)
     hyper[h.name] = body->getArgument(cursor++);
+  Value dataOffset = body->getArgument(cursor++);
   Value step = body->getArgument(cursor++);
 
   // Micro-batches.
   Type i64 = builder.getI64Type();
-  Value stepTimesM = b.create<dtg::MulOp>(step, b.scalar(i64, double(m)));
   Value lossSum, count;
   SmallVector<Value> gradSums;
   SmallVector<Value> currentState;
@@ -719,12 +749,17 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
       limits[0] = (k + 1) * rows;
       operands.push_back(b.create<dtg::SliceOp>(full, starts, limits, steps));
     }
-    // Dropout key: (seed, step * m + k).
-    Value index = b.create<dtg::AddOp>(stepTimesM, b.scalar(i64, double(k)));
-    Value key = b.create<dtg::ConcatOp>(
-        ValueRange{b.reshape(hyper["seed"], {1}), b.reshape(index, {1})},
-        int64_t(0));
-    operands.push_back(key);
+    // Dropout: the micro-batch's first sample in the global batch (this
+    // rank's offset, data_offset, plus the micro-batches before it), and
+    // the key (seed, step).
+    int64_t microRows = 0;
+    for (unsigned i : inputs)
+      microRows = tensorType(main.getArgument(i)).getDimSize(0);
+    operands.push_back(b.create<dtg::AddOp>(
+        dataOffset, b.scalar(i64, double(k * microRows))));
+    operands.push_back(b.create<dtg::ConcatOp>(
+        ValueRange{b.reshape(hyper["seed"], {1}), b.reshape(step, {1})},
+        int64_t(0)));
     auto call = builder.create<func::CallOp>(loc, micro, operands);
     ValueRange r = call.getResults();
     lossSum = lossSum ? b.create<dtg::AddOp>(lossSum, r[0]) : r[0];

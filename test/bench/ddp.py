@@ -154,7 +154,7 @@ def main(argv):
         for name in args.cases.split(","):
             model_dir, dtc_time, dtc_loss = dtc_side(args, name, work)
             result = os.path.join(work, name + "-ddp.json")
-            port = 29500 + os.getpid() % 1000
+            port = 29500 + (os.getpid() * 7 + len(name) * 131 + sum(map(ord, name))) % 20000
             env = dict(os.environ, OMP_NUM_THREADS="1")
             workers = [subprocess.Popen(
                 [sys.executable, __file__, "--worker", str(r), name, model_dir,

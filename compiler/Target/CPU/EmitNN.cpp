@@ -552,13 +552,16 @@ static LogicalResult emitDropout(Operation *op, KernelEmitter &e) {
   double ratio = dropout.getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))
     return op->emitError("ratio ") << ratio << " is outside [0, 1)";
-  if (dtg::numElements(shapeOf(key)) != 2 || !elementTypeOf(key).isInteger(64))
-    return op->emitError("key must hold two i64 (seed, step)");
+  int64_t keyLength = dtg::numElements(shapeOf(key));
+  if ((keyLength != 2 && keyLength != 3) || !elementTypeOf(key).isInteger(64))
+    return op->emitError("key must hold two or three i64 (seed, step[, "
+                         "element offset])");
   if (shapeOf(x) != shapeOf(y) || shapeOf(x) != shapeOf(mask) ||
       !elementTypeOf(mask).isInteger(1))
     return op->emitError("result and mask need the operand's shape");
   e.call("dropout",
-         {e.shape(x), e.buffer(x), e.buffer(key), KernelEmitter::literal(ratio),
+         {e.shape(x), e.buffer(x), e.buffer(key),
+          KernelEmitter::literal(keyLength), KernelEmitter::literal(ratio),
           KernelEmitter::literal(static_cast<int64_t>(dropout.getStream())),
           e.buffer(y), e.buffer(mask)},
          {e.cTypeOf(y)});

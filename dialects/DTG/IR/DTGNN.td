@@ -221,15 +221,18 @@ def DTG_DropoutOp : DTG_Op<"dropout", [InferTypeOpAdaptor]> {
     `key` = (seed, step), the op's `stream` number and each element's index, so
     it does not depend on how the tensor is sharded and replays exactly when
     recomputed (the exact construction is in dialects/DTG/Interp/Philox.h;
-    generated code reproduces it bit for bit). Inference-mode dropout is not
-    this op (the importer drops it).
+    generated code reproduces it bit for bit). A third key element is an
+    offset added to every element's index: the index, in the whole batch's
+    tensor, of this tensor's first element, so that a micro-batch or a
+    data-parallel rank's rows draw the bits the whole batch's rows would.
+    Inference-mode dropout is not this op (the importer drops it).
 
     ```mlir
     %y, %mask = dtg.dropout %x, %key {ratio = 0.1 : f64, stream = 0 : i64} : tensor<4x8xf32>, tensor<2xi64> -> tensor<4x8xf32>, tensor<4x8xi1>
     ```
 
     Constraints:
-    - `ratio` is in [0, 1); `key` is a tensor<2xi64>.
+    - `ratio` is in [0, 1); `key` is a tensor<2xi64> or tensor<3xi64>.
   }];
   let arguments = (ins DTG_FloatTensor:$operand, StaticShapeTensorOf<[I64]>:$key,
                        F64Attr:$ratio, I64Attr:$stream);

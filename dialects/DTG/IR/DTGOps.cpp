@@ -665,8 +665,10 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
     return emitOptionalError(loc, "ratio " + std::to_string(ratio) +
                                       " is outside [0, 1)");
   auto key = tensorType(adaptor.getKey());
-  if (key.getShape() != ArrayRef<int64_t>{2})
-    return emitOptionalError(loc, "key must be a tensor<2xi64>");
+  if (key.getShape() != ArrayRef<int64_t>{2} &&
+      key.getShape() != ArrayRef<int64_t>{3})
+    return emitOptionalError(loc, "key must be a tensor<2xi64> or "
+                                  "tensor<3xi64>");
   auto input = tensorType(adaptor.getOperand());
   inferred.push_back(input);
   inferred.push_back(

@@ -630,8 +630,9 @@ LogicalResult softmax(Operation *op, const Tensor &x, int64_t axis, bool log,
 //===----------------------------------------------------------------------===//
 
 /// Dropout with the Philox construction documented in Philox.h: element k is
-/// kept iff dropoutBits(dropoutOpKey(seed, step, stream), k) >=
-/// dropoutThreshold(ratio); the mask is true where kept.
+/// kept iff dropoutBits(dropoutOpKey(seed, step, stream), k + offset) >=
+/// dropoutThreshold(ratio), offset the key's third element (0 without); the
+/// mask is true where kept.
 LogicalResult dropoutKernel(Operation *op, ArrayRef<Tensor> in,
                             SmallVectorImpl<Tensor> &out) {
   auto dropout = cast<DropoutOp>(op);
@@ -639,8 +640,12 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<Tensor> in,
   double ratio = dropout.getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))
     return op->emitError("ratio ") << ratio << " is outside [0, 1)";
-  if (key.numElements() != 2 || key.isFloat())
-    return op->emitError("key must hold two integers (seed, step)");
+  if ((key.numElements() != 2 && key.numElements() != 3) || key.isFloat())
+    return op->emitError("key must hold two or three integers (seed, step[, "
+                         "element offset])");
+  int64_t offset = key.numElements() == 3 ? key.i[2] : 0;
+  if (offset < 0)
+    return op->emitError("the key's element offset is negative");
   Tensor y = makeResult(op->getResult(0).getType());
   Tensor mask = makeResult(op->getResult(1).getType());
   std::array<uint32_t, 2> opKey =
@@ -648,7 +653,8 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<Tensor> in,
   uint64_t threshold = dropoutThreshold(ratio);
   double keptScale = 1.0 / (1.0 - ratio);
   for (int64_t k = 0, e = x.numElements(); k < e; ++k) {
-    bool keep = dropoutBits(opKey, static_cast<uint64_t>(k)) >= threshold;
+    bool keep =
+        dropoutBits(opKey, static_cast<uint64_t>(k + offset)) >= threshold;
     y.set(k, keep ? x.f[k] * keptScale : 0.0);
     mask.i[k] = keep;
   }

@@ -22,7 +22,9 @@ extern "C" {
 typedef struct dtcrt_tensor_desc {
   const char *name;  /* ONNX name (parameters: the initializer's name) */
   const char *role;  /* parameter, constant, state, optimizer_state, input,
-                        hyper, step (arguments); parameter, state,
+                        hyper, step, data_offset (arguments: the index
+                        of this rank's first sample in the global batch,
+                        for dropout); parameter, state,
                         optimizer_state, metric, gradient (results). A
                         constant (an initializer without a gradient path to
                         the loss, such as a causal mask) is loaded from

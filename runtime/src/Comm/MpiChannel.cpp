@@ -38,9 +38,11 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes,
     if (s > 0)
       MPI_Isend(static_cast<const char *>(send) + sendDone, int(s), MPI_BYTE,
                 to, 0, comm, &requests[1]);
-    // Poll: spin briefly (a step's collectives are frequent and small),
-    // then yield the core, then sleep, so that ranks sharing cores
-    // (mpirun --oversubscribe) make progress.
+    // Poll: MPI moves a large message in fragments only while both sides
+    // call into it, so keep calling, yielding the core between calls (ranks
+    // that share cores, mpirun --oversubscribe, then take turns); only a
+    // peer silent for a second is waited for with sleeps (a slow or dead
+    // rank), until the timeout.
     auto start = std::chrono::steady_clock::now();
     for (int spins = 0;; ++spins) {
       int done = 0;
@@ -49,14 +51,14 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes,
         break;
       if (spins < 64)
         continue;
-      if (spins < 2048) {
-        sched_yield();
+      sched_yield();
+      if (spins % 1024 != 0)
         continue;
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
       double waited = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count();
+      if (waited > 1)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
       if (waited > timeoutSeconds) {
         error = std::string(what) + ": no answer from rank " +
                 std::to_string(worldRanks[size_t(r > 0 ? from : to)]) +

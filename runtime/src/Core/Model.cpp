@@ -44,7 +44,8 @@ static bool describeTensor(const dtcrt_tensor_desc &d, bool isArg,
   t.role = d.role ? d.role : "";
   bool roleOk =
       isArg ? isOneOf(t.role, {"parameter", "constant", "state",
-                               "optimizer_state", "input", "hyper", "step"})
+                               "optimizer_state", "input", "hyper", "step",
+                               "data_offset"})
             : isOneOf(t.role, {"parameter", "state", "optimizer_state",
                                "metric", "gradient"});
   if (!roleOk) {
@@ -172,6 +173,14 @@ bool dtcrt::describeModel(const dtcrt_model_desc *desc, ModelInfo &out,
         return false;
       }
       out.hypers.push_back(i);
+    } else if (t.role == "data_offset") {
+      if (out.dataOffsetArg >= 0 || t.numElements != 1 ||
+          t.dtype != DType::I64) {
+        error = "the data offset " + label +
+                " must be the only i64 scalar of role data_offset";
+        return false;
+      }
+      out.dataOffsetArg = i;
     } else if (t.role == "step") {
       if (out.stepArg >= 0 || t.numElements != 1 || isFloatDType(t.dtype) ||
           t.dtype == DType::Bool) {

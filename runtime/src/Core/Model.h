@@ -58,6 +58,9 @@ struct ModelInfo {
   /// Argument indices by role.
   std::vector<int> carried, constants, inputs, hypers;
   int stepArg = -1;
+  /// The argument holding this rank's first sample in the global batch
+  /// (dropout's keys), or -1.
+  int dataOffsetArg = -1;
   /// Result indices of role metric, and of the metric named "loss".
   std::vector<int> metrics;
   int lossMetric = -1;

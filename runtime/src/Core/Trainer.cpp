@@ -688,6 +688,11 @@ int Trainer::run(int argc, char **argv) {
     return fail();
   for (const HyperValue &h : hypers)
     h.store(argBuffers[h.arg].data());
+  if (model.dataOffsetArg >= 0) {
+    int64_t offset = int64_t(dpRank) * model.localBatch;
+    std::memcpy(argBuffers[size_t(model.dataOffsetArg)].data(), &offset,
+                sizeof(offset));
+  }
   if (options.resume && !resume(error))
     return fail();
   firstStep = step;

@@ -963,10 +963,11 @@ func.func @dropout_ratio(%x: tensor<4xf32>, %k: tensor<2xi64>) {
 
 // -----
 
-// Tests that the dropout key holds two i64 words.
-func.func @dropout_key(%x: tensor<4xf32>, %k: tensor<3xi64>) {
-  // expected-error @+2 {{key must be a tensor<2xi64>}}
+// Tests that the dropout key holds two i64 words (seed, step) or three (and
+// an element offset).
+func.func @dropout_key(%x: tensor<4xf32>, %k: tensor<4xi64>) {
+  // expected-error @+2 {{key must be a tensor<2xi64> or tensor<3xi64>}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0:2 = dtg.dropout %x, %k {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<3xi64> -> tensor<4xf32>, tensor<4xi1>
+  %0:2 = dtg.dropout %x, %k {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<4xi64> -> tensor<4xf32>, tensor<4xi1>
   return
 }

@@ -13,8 +13,10 @@
       --differ masks that share only the expected fraction (other keys).
 
 Why the gradients show the masks: with global batch 2 and micro-batch 1,
-micro-batch k of step s sees sample k under the dropout key (seed, 2s + k)
-(BuildTrainStep), and d(loss)/d(w) is the dropout output divided by N. N is
+micro-batch k of step s sees sample k under the dropout key (seed, s) with
+its elements at indices k*N onwards, as they are in the global batch
+(BuildTrainStep; on two data-parallel ranks, rank k holds sample k and draws
+the same bits), and d(loss)/d(w) is the dropout output divided by N. N is
 a power of two and the step divides by 2 micro-batches, so the applied
 gradient is exactly (d_k0 + d_k1) / 2N, whose entries are one of 0, a, 2a
 and fl(3a) with a = fl(x * (1 / (1 - ratio))). Each entry is decoded exactly;
@@ -136,7 +138,7 @@ def check(argv):
                        "(expected %.4f, %.1f sigma), kept values exactly "
                        "x/(1-ratio)" % (name, ratio, k, kept / N, N,
                                         1 - ratio, z))
-            # Keys (seed, 2s) and (seed, 2s + 1): independent masks.
+            # Indices [0, N) and [N, 2N) of one key: independent masks.
             both = int((m0 & m1).sum())
             z = within(both, N, (1 - ratio) ** 2)
             report(z <= SIGMAS and not np.array_equal(m0, m1),

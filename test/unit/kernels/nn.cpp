@@ -553,7 +553,8 @@ TEST(Dropout, MasksMatchInterpreter) {
     Shape s{1, {n}};
     std::vector<float> x = ramp(s, 37, 23, 11, 8), y(n);
     std::unique_ptr<bool[]> mask(new bool[n]);
-    dropout<float>(s, x.data(), c.key, c.ratio, c.stream, y.data(), mask.get());
+    dropout<float>(s, x.data(), c.key, 2, c.ratio, c.stream, y.data(),
+                   mask.get());
     for (int64_t i = 0; i < n; ++i) {
       EXPECT_EQ(mask[i], c.mask[i] == '1') << "element " << i;
       float want =
@@ -570,12 +571,38 @@ TEST(Dropout, PartialBlockHalf) {
   std::vector<f16> x = ramp<f16>(s, 37, 23, 11, 8), y(9);
   int64_t key[2] = {0x123456789ab, 17};
   bool mask[9];
-  dropout<f16>(s, x.data(), key, 0.5, 5, y.data(), mask);
+  dropout<f16>(s, x.data(), key, 2, 0.5, 5, y.data(), mask);
   PhiloxKey opKey = dropoutOpKey(key[0], key[1], 5);
   for (int i = 0; i < 9; ++i) {
     bool keep = dropoutBits(opKey, i) >= dropoutThreshold(0.5);
     EXPECT_EQ(mask[i], keep) << "element " << i;
     EXPECT_EQ(float(y[i]), keep ? 2.0f * float(x[i]) : 0.0f);
+  }
+}
+
+// A key of three elements offsets every element's index: the rows of a
+// tensor taken apart at any element (here 7 and 13 elements after the first
+// 5, offsets not multiples of a Philox block) draw the whole tensor's bits.
+TEST(Dropout, OffsetKeysDrawTheWholeTensorsBits) {
+  const int64_t n = 25;
+  Shape whole{1, {n}};
+  std::vector<float> x = ramp(whole, 37, 23, 11, 8), y(n);
+  int64_t key[3] = {99, 4, 0};
+  bool mask[n];
+  dropout<float>(whole, x.data(), key, 3, 0.3, 2, y.data(), mask);
+  int64_t cuts[] = {0, 5, 12, 25};
+  for (int part = 0; part < 3; ++part) {
+    int64_t first = cuts[part], count = cuts[part + 1] - first;
+    Shape s{1, {count}};
+    std::vector<float> yp(count);
+    std::unique_ptr<bool[]> mp(new bool[count]);
+    int64_t partKey[3] = {99, 4, first};
+    dropout<float>(s, x.data() + first, partKey, 3, 0.3, 2, yp.data(),
+                   mp.get());
+    for (int64_t i = 0; i < count; ++i) {
+      EXPECT_EQ(mp[i], mask[first + i]) << "element " << first + i;
+      EXPECT_EQ(yp[i], y[first + i]) << "element " << first + i;
+    }
   }
 }
 

@@ -1120,20 +1120,31 @@ void logSoftmax(const Shape &sx, const T *x, int64_t axis, T *y) {
 //===----------------------------------------------------------------------===//
 
 /// dtg.dropout: element k is kept iff dropoutBits(dropoutOpKey(key[0],
-/// key[1], stream), k) >= dropoutThreshold(ratio) (Philox.h); kept elements
-/// are scaled by 1 / (1 - ratio), the others zeroed; mask is true where kept.
+/// key[1], stream), k + offset) >= dropoutThreshold(ratio) (Philox.h),
+/// offset being key[2] for a key of 3 elements (the index of the tensor's
+/// first element in the whole batch's tensor), else 0; kept elements are
+/// scaled by 1 / (1 - ratio), the others zeroed; mask is true where kept.
 template <typename T>
-void dropout(const Shape &sx, const T *x, const int64_t *key, double ratio,
-             int64_t stream, T *y, bool *mask) {
+void dropout(const Shape &sx, const T *x, const int64_t *key,
+             int64_t keyLength, double ratio, int64_t stream, T *y,
+             bool *mask) {
   PhiloxKey opKey = dropoutOpKey(key[0], key[1], stream);
   uint64_t threshold = dropoutThreshold(ratio);
   double keptScale = 1.0 / (1.0 - ratio);
-  int64_t n = sx.numel(), groups = (n + 3) / 4;
+  int64_t offset = keyLength == 3 ? key[2] : 0;
+  if (offset < 0)
+    fail("dropout: the key's element offset is negative");
+  // Groups of 4 global indices, the first and last partly outside.
+  int64_t n = sx.numel(), first = offset / 4,
+          groups = n == 0 ? 0 : (offset + n - 1) / 4 - first + 1;
   DTCK_PARALLEL_FOR(n)
-  for (int64_t group = 0; group < groups; ++group) {
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t group = first + g;
     PhiloxBlock bits = dropoutGroupBits(opKey, uint64_t(group));
-    for (int64_t w = 0; w < 4 && group * 4 + w < n; ++w) {
-      int64_t k = group * 4 + w;
+    for (int64_t w = 0; w < 4; ++w) {
+      int64_t k = group * 4 + w - offset;
+      if (k < 0 || k >= n)
+        continue;
       bool keep = bits[w] >= threshold;
       y[k] = store<T>(keep ? nndetail::toDouble(x[k]) * keptScale : 0.0);
       mask[k] = keep;
