@@ -65,4 +65,48 @@ def PartitionDataParallelPass
   ];
 }
 
+def PropagateShardingPass : Pass<"dtc-propagate-sharding", "ModuleOp"> {
+  let summary = "Gives every tensor of every function a sharding, from user "
+                "constraints, through each op's sharding rule.";
+  let description = [{
+    Seeds are `dist.sharding_constraint` ops (the user's `--shard`, or a
+    test's) and function arguments' `dist.sharding` attributes, all on the
+    module's single `dist.mesh`. Propagation then sweeps each function
+    forward and backward until nothing changes; at each op, its sharding
+    rule (ShardingRules.h) says which operand and result dimensions are one
+    factor: a factor split on one of them is split alike on the others that
+    are still whole, unless the factor is blocked (it must stay whole) or a
+    dimension does not divide. A split reduction factor makes the results
+    partial sums over its axes (a row-parallel matmul), and partial sums
+    pass through ops linear in them (a sum of partial sums, a transpose or
+    reshape of one, its product with a whole value); any other op needs
+    whole operands, where partitioning will reduce.
+
+    Conflicts (one factor split two ways) are resolved by priority: a
+    user's constraint first, then the split that reached the op first
+    (closest to a seed: propagation goes outward one op per sweep), then
+    operands before results in order; the op keeps that split, the value
+    that loses needs a reshard there, and a warning names the op's ONNX node
+    and the node each split came from.
+
+    Every op gets `dtc.shardings` (one `#dist.sharding` per result, global
+    shapes) and every function argument `dist.sharding`. Nothing is
+    partitioned: shapes stay global.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
+def TestShardingRulesPass : Pass<"dtc-test-sharding-rules", "ModuleOp"> {
+  let summary = "Fails for every registered dtg op without a sharding rule; "
+                "prints each op's rule in the module.";
+  let description = [{
+    For tests: first, every op the dtg dialect registers must have a
+    sharding rule (an op added without one fails here, naming it); then
+    each dtg op in the module gets `dtc.sharding_rule`, its rule as text:
+    the factors (`p` parallel, `r` reduction, `b` blocked, with sizes) and,
+    per operand and result, the factor of each dimension (`-`: none), as
+    `(i, j) -> (i)` over factor letters.
+  }];
+}
+
 #endif // DTC_PASSES_SHARDING_PASSES_TD

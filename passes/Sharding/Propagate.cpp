@@ -1,0 +1,338 @@
+//===- Propagate.cpp - shardings for every tensor, from constraints -------===//
+//
+// See Passes.td (PropagateShardingPass) for what the pass does, and
+// ShardingRules.h for the rules it follows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Sharding/Passes.h"
+
+#include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
+#include "passes/Sharding/ShardingRules.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_PROPAGATESHARDINGPASS
+#include "passes/Sharding/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+using namespace mlir::dtc::sharding;
+
+namespace {
+
+/// The ONNX node of a location (its NameLoc), or "".
+std::string nodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string s = nodeName(inner); !s.empty())
+        return s;
+  return "";
+}
+
+/// How one dimension of a value is split, and where that came from.
+struct DimSplit {
+  SmallVector<StringAttr> axes;
+  /// 0: a user's constraint; otherwise the sweep that set it.
+  int round = 0;
+  /// The ONNX node (or "a constraint") the split spread from.
+  std::string origin;
+};
+
+struct ValueSharding {
+  SmallVector<DimSplit> dims;
+  SmallVector<StringAttr> partial;
+};
+
+struct PropagateShardingPass
+    : public dtc::impl::PropagateShardingPassBase<PropagateShardingPass> {
+  void runOnOperation() override;
+
+private:
+  LogicalResult propagate(func::FuncOp func);
+  bool visit(Operation *op, const ShardingRule &rule, int round);
+  ValueSharding &stateOf(Value v);
+  int64_t splitSize(ArrayRef<StringAttr> axes) const;
+  bool canSplit(Value v, int64_t dim, ArrayRef<StringAttr> axes);
+  dist::ShardingAttr toAttr(Value v);
+
+  dist::MeshAttr mesh;
+  FlatSymbolRefAttr meshRef;
+  llvm::DenseMap<Value, ValueSharding> state;
+  llvm::DenseSet<std::pair<Operation *, int64_t>> reported;
+};
+} // namespace
+
+ValueSharding &PropagateShardingPass::stateOf(Value v) {
+  ValueSharding &s = state[v];
+  if (s.dims.empty())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+      s.dims.resize(t.getRank());
+  return s;
+}
+
+int64_t PropagateShardingPass::splitSize(ArrayRef<StringAttr> axes) const {
+  int64_t n = 1;
+  for (StringAttr a : axes)
+    n *= mesh.getAxisSize(a.getValue()).value_or(1);
+  return n;
+}
+
+/// True if dimension `dim` of `v` is whole and can take `axes`: it
+/// divides, and no other dimension of `v` uses one of them.
+bool PropagateShardingPass::canSplit(Value v, int64_t dim,
+                                     ArrayRef<StringAttr> axes) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || dim >= t.getRank())
+    return false;
+  ValueSharding &s = stateOf(v);
+  if (!s.dims[dim].axes.empty())
+    return false;
+  if (t.getDimSize(dim) % splitSize(axes) != 0)
+    return false;
+  for (const DimSplit &d : s.dims)
+    for (StringAttr a : d.axes)
+      if (llvm::is_contained(axes, a))
+        return false;
+  for (StringAttr a : s.partial)
+    if (llvm::is_contained(axes, a))
+      return false;
+  return true;
+}
+
+/// The partial-sum axes that pass through `op` to its results: ops linear
+/// in their partial operands (a sum of partial sums, a permutation or
+/// reshaping or slice of one, a product with a whole value) keep them;
+/// others need whole operands (the partitioning reduces before them).
+static SmallVector<StringAttr>
+partialThrough(Operation *op, function_ref<ValueSharding &(Value)> stateOf) {
+  SmallVector<unsigned> partialOperands;
+  SmallVector<StringAttr> axes;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    if (!isa<RankedTensorType>(v.getType()))
+      continue;
+    ValueSharding &s = stateOf(v);
+    if (s.partial.empty())
+      continue;
+    if (!partialOperands.empty() && s.partial != axes)
+      return {};
+    axes = s.partial;
+    partialOperands.push_back(unsigned(i));
+  }
+  if (partialOperands.empty())
+    return {};
+  bool all = partialOperands.size() == op->getNumOperands();
+  bool one = partialOperands.size() == 1;
+  if (isa<dtg::AddOp, dtg::SubOp, dtg::ConcatOp>(op))
+    return all ? axes : SmallVector<StringAttr>();
+  if (isa<dtg::NegOp, dtg::TransposeOp, dtg::ReshapeOp, dtg::CastOp,
+          dtg::BroadcastOp, dtg::SliceOp, dtg::SliceGradOp, dtg::PadGradOp,
+          dtg::ReduceSumOp, dtg::TileOp>(op))
+    return axes;
+  if (isa<dtg::MulOp, dtg::MatMulOp, dtg::EinsumOp>(op))
+    return one ? axes : SmallVector<StringAttr>();
+  if (isa<dtg::DivOp>(op))
+    return one && partialOperands[0] == 0 ? axes : SmallVector<StringAttr>();
+  if (isa<dtg::GatherGradOp>(op))
+    return one && partialOperands[0] == 0 ? axes : SmallVector<StringAttr>();
+  return {};
+}
+
+/// Spreads splits across the factors of one op; true if anything changed.
+bool PropagateShardingPass::visit(Operation *op, const ShardingRule &rule,
+                                  int round) {
+  struct Candidate {
+    bool isResult;
+    unsigned index;
+    int64_t dim;
+    const DimSplit *split;
+  };
+  bool changed = false;
+  for (StringAttr a : partialThrough(
+           op, [&](Value v) -> ValueSharding & { return stateOf(v); }))
+    for (Value r : op->getResults()) {
+      ValueSharding &s = stateOf(r);
+      if (!llvm::is_contained(s.partial, a)) {
+        s.partial.push_back(a);
+        changed = true;
+      }
+    }
+  for (int64_t f = 0; f < int64_t(rule.factors.size()); ++f) {
+    if (rule.factors[f].kind == FactorKind::Blocked)
+      continue;
+    // The dimensions that are factor f, and the splits they have.
+    SmallVector<Candidate> dims, split;
+    for (auto [i, operand] : llvm::enumerate(rule.operands))
+      for (auto [d, factor] : llvm::enumerate(operand))
+        if (factor == f)
+          dims.push_back({false, unsigned(i), int64_t(d), nullptr});
+    for (auto [i, result] : llvm::enumerate(rule.results))
+      for (auto [d, factor] : llvm::enumerate(result))
+        if (factor == f)
+          dims.push_back({true, unsigned(i), int64_t(d), nullptr});
+    auto valueOf = [&](const Candidate &c) {
+      return c.isResult ? op->getResult(c.index) : op->getOperand(c.index);
+    };
+    for (Candidate &c : dims) {
+      const DimSplit &s = stateOf(valueOf(c)).dims[c.dim];
+      if (!s.axes.empty()) {
+        c.split = &s;
+        split.push_back(c);
+      }
+    }
+    if (split.empty())
+      continue;
+    // Priority: a constraint, then the earliest round, then operands
+    // before results, in order.
+    const Candidate *best = &split.front();
+    for (const Candidate &c : split)
+      if (std::make_tuple(c.split->round, c.isResult, c.index) <
+          std::make_tuple(best->split->round, best->isResult, best->index))
+        best = &c;
+    DimSplit chosen = *best->split;
+    auto describe = [&](const Candidate &c) {
+      std::string s = (c.isResult ? "result #" : "operand #") +
+                      std::to_string(c.index) + " dimension " +
+                      std::to_string(c.dim) + " split over {";
+      for (auto [k, a] : llvm::enumerate(c.split->axes))
+        s += (k ? ", " : "") + ("\"" + a.str() + "\"");
+      return s + "} (from " + c.split->origin + ")";
+    };
+    for (const Candidate &c : split)
+      if (c.split->axes != chosen.axes && reported.insert({op, f}).second)
+        op->emitWarning("sharding conflict: ")
+            << describe(*best) << " and " << describe(c)
+            << "; the first wins, the other is resharded here";
+    // Spread to the whole dimensions of factor f.
+    bool reduction = rule.factors[f].kind == FactorKind::Reduction;
+    for (const Candidate &c : dims) {
+      Value v = valueOf(c);
+      if (c.split || !canSplit(v, c.dim, chosen.axes))
+        continue;
+      DimSplit &s = stateOf(v).dims[c.dim];
+      s.axes = chosen.axes;
+      s.round = round;
+      s.origin = chosen.origin;
+      changed = true;
+    }
+    // A split contraction leaves partial sums.
+    if (reduction && !best->isResult)
+      for (Value r : op->getResults()) {
+        ValueSharding &s = stateOf(r);
+        for (StringAttr a : chosen.axes)
+          if (!llvm::is_contained(s.partial, a)) {
+            s.partial.push_back(a);
+            changed = true;
+          }
+      }
+  }
+  return changed;
+}
+
+LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
+  // Seeds.
+  for (BlockArgument arg : func.getArguments())
+    if (auto s = func.getArgAttrOfType<dist::ShardingAttr>(arg.getArgNumber(),
+                                                           "dist.sharding")) {
+      ValueSharding &v = stateOf(arg);
+      for (auto [d, list] : llvm::enumerate(s.getDims()))
+        v.dims[d] = {SmallVector<StringAttr>(list.getAxes()), 0,
+                     "the sharding of argument #" +
+                         std::to_string(arg.getArgNumber())};
+    }
+  func.walk([&](dist::ShardingConstraintOp c) {
+    std::string node = nodeName(c.getLoc());
+    std::string origin =
+        "a constraint" + (node.empty() ? "" : " at '" + node + "'");
+    for (Value v : {c.getInput(), c.getResult()}) {
+      ValueSharding &s = stateOf(v);
+      for (auto [d, list] : llvm::enumerate(c.getSharding().getDims()))
+        s.dims[d] = {SmallVector<StringAttr>(list.getAxes()), 0, origin};
+    }
+  });
+
+  // The rules of the function's ops.
+  SmallVector<std::pair<Operation *, ShardingRule>> ops;
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() != "dtg")
+      return WalkResult::advance();
+    if (op->getParentOp() != func)
+      return WalkResult::advance(); // inside a fusion: no rules there
+    const ShardingRuleFn *fn = getShardingRuleRegistry().lookup(op);
+    if (!fn) {
+      op->emitError("no sharding rule for '") << op->getName() << "'";
+      return WalkResult::interrupt();
+    }
+    FailureOr<ShardingRule> rule = (*fn)(op);
+    if (failed(rule))
+      return WalkResult::interrupt();
+    ops.push_back({op, std::move(*rule)});
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  int round = 1;
+  for (bool changed = true; changed && round < 4 * int(ops.size()) + 8;
+       ++round) {
+    changed = false;
+    for (auto &[op, rule] : ops)
+      changed |= visit(op, rule, round);
+    for (auto &[op, rule] : llvm::reverse(ops))
+      changed |= visit(op, rule, round);
+    // Constraints pass their operand's splits through (and back).
+    func.walk([&](dist::ShardingConstraintOp c) {
+      ValueSharding &in = stateOf(c.getInput()), &out = stateOf(c.getResult());
+      out.partial = in.partial;
+    });
+  }
+  // Results.
+  for (BlockArgument arg : func.getArguments())
+    if (isa<RankedTensorType>(arg.getType()))
+      func.setArgAttr(arg.getArgNumber(), "dist.sharding", toAttr(arg));
+  func.walk([&](Operation *op) {
+    if (op == func || op->getParentOp() != func ||
+        op->hasTrait<OpTrait::IsTerminator>())
+      return;
+    SmallVector<Attribute> shardings;
+    for (Value r : op->getResults())
+      if (isa<RankedTensorType>(r.getType()))
+        shardings.push_back(toAttr(r));
+    if (!shardings.empty())
+      op->setAttr("dtc.shardings", ArrayAttr::get(&getContext(), shardings));
+  });
+  return success();
+}
+
+dist::ShardingAttr PropagateShardingPass::toAttr(Value v) {
+  MLIRContext *ctx = &getContext();
+  ValueSharding &s = stateOf(v);
+  SmallVector<dist::AxisListAttr> dims;
+  for (const DimSplit &d : s.dims)
+    dims.push_back(dist::AxisListAttr::get(ctx, d.axes));
+  return dist::ShardingAttr::get(ctx, meshRef, dims, s.partial);
+}
+
+void PropagateShardingPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
+  if (meshes.size() != 1) {
+    module.emitError("sharding propagation needs exactly one dist.mesh, the "
+                     "module has ")
+        << meshes.size();
+    return signalPassFailure();
+  }
+  mesh = meshes.front().getMesh();
+  meshRef = FlatSymbolRefAttr::get(meshes.front().getSymNameAttr());
+  for (auto func : module.getOps<func::FuncOp>()) {
+    state.clear();
+    if (failed(propagate(func)))
+      return signalPassFailure();
+  }
+}
