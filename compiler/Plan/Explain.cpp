@@ -37,8 +37,8 @@ std::string shardingText(DictionaryAttr attrs) {
       std::string axes;
       for (StringAttr a : list.getAxes())
         axes += (axes.empty() ? "" : "+") + a.str();
-      s += (s.empty() ? "" : ", ") + ("dim " + std::to_string(d) + " over " +
-                                      axes);
+      s += (s.empty() ? "" : ", ") +
+           ("dim " + std::to_string(d) + " over " + axes);
     }
   return s.empty() ? "replicated" : s;
 }
@@ -62,8 +62,7 @@ void mlir::dtc::printExplanation(ModuleOp module, llvm::raw_ostream &os) {
   auto zero = module->getAttrOfType<IntegerAttr>("dtc.zero");
   os << llvm::formatv("mesh dp={0},tp={1},pp={2} ({3} ranks), ZeRO {4}\n",
                       sizes[1], sizes[2], sizes[0],
-                      sizes[0] * sizes[1] * sizes[2],
-                      zero ? zero.getInt() : 0);
+                      sizes[0] * sizes[1] * sizes[2], zero ? zero.getInt() : 0);
 
   // Parameters and their optimizer state, by name.
   std::map<std::string, std::string> stateOf;
@@ -116,15 +115,14 @@ void mlir::dtc::printExplanation(ModuleOp module, llvm::raw_ostream &os) {
         return;
       auto what = op->getAttrOfType<StringAttr>("dtc.explain");
       std::string node = onnxNodeName(op->getLoc());
-      os << llvm::formatv("  {0,-15} over {1,-3} {2,-48} {3,10} B of {4,10} B"
-                          "{5}{6}\n",
-                          op->getName().stripDialect(), c->axes,
-                          what ? what.str() : "-", c->bytes, c->tensorBytes,
-                          times > 1 ? llvm::formatv(" x{0} (@{1})", times,
-                                                    f.getSymName())
-                                          .str()
-                                    : "",
-                          node.empty() ? "" : " at '" + node + "'");
+      os << llvm::formatv(
+          "  {0,-15} over {1,-3} {2,-48} {3,10} B of {4,10} B"
+          "{5}{6}\n",
+          op->getName().stripDialect(), c->axes, what ? what.str() : "-",
+          c->bytes, c->tensorBytes,
+          times > 1 ? llvm::formatv(" x{0} (@{1})", times, f.getSymName()).str()
+                    : "",
+          node.empty() ? "" : " at '" + node + "'");
       total[c->axes] += c->bytes * times;
     });
   };

@@ -299,8 +299,9 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   // rank's.
   double rankFlops = flops;
   flops *= double(dp);
-  double flopsAll = double(dp) * sumKernelOps(
-      step, [](Operation *op) { return estimateOpCost(op).flops; });
+  double flopsAll = double(dp) * sumKernelOps(step, [](Operation *op) {
+                      return estimateOpCost(op).flops;
+                    });
   DeviceProfile fallback;
   if (!profile) {
     std::string error;
@@ -313,9 +314,9 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
       {"device_profile", profile->name},
       {"step_time_s", stepTime},
       {"samples_per_s", stepTime > 0 ? double(globalBatch) / stepTime : 0.0},
-      {"mfu",
-       stepTime > 0 ? rankFlops / stepTime / peakGemmFlopsFor(*profile, 32)
-                    : 0.0},
+      {"mfu", stepTime > 0
+                  ? rankFlops / stepTime / peakGemmFlopsFor(*profile, 32)
+                  : 0.0},
       {"bubble_fraction", 0.0}};
 
   // What passes/Recompute chose: its clones carry dtg.recompute.
@@ -362,8 +363,7 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
         {"memory_bytes", Object(memoryBytes)},
         // Carried state written over its arguments, and carried
         // results that keep a buffer of their own (a second copy).
-        {"state_in_place",
-         Object{{"results", inPlace}, {"copied", undonated}}},
+        {"state_in_place", Object{{"results", inPlace}, {"copied", undonated}}},
         {"saved_activations", Array(saved)},
         {"comm_bytes_per_step", std::move(comm)}});
   }

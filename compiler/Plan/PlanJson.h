@@ -43,9 +43,8 @@ struct CollectiveBytes {
 
 /// The bytes of `op` (a dist collective; nullopt for any other op) for the
 /// rank at `coords` of a mesh of `sizes` (both pp, dp, tp).
-std::optional<CollectiveBytes> collectiveBytes(Operation *op,
-                                               const int64_t sizes[3],
-                                               const int64_t coords[3]);
+std::optional<CollectiveBytes>
+collectiveBytes(Operation *op, const int64_t sizes[3], const int64_t coords[3]);
 
 /// Prints what --explain shows: the mesh, each parameter's sharding (and
 /// its optimizer state's), and each collective of a step with what it

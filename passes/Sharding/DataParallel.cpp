@@ -74,6 +74,7 @@ private:
   Value resolve(Value v, Operation *before);
   LogicalResult visitElementwise(Operation *op, bool linear);
   LogicalResult visitUpdate(Operation *op);
+  LogicalResult splitAlong(Operation *op, int64_t dim);
   LogicalResult visitReturn(func::ReturnOp ret);
 
   /// The first dimension of `type` that dp divides, or -1.
@@ -85,8 +86,10 @@ private:
   }
 
   Value createAllReduce(OpBuilder &b, Location loc, Value v) {
-    return b.create<dist::AllReduceOp>(loc, v.getType(), v,
-                                       dist::ReduceKindAttr::get(b.getContext(), dist::ReduceKind::Sum), meshRef, axes);
+    return b.create<dist::AllReduceOp>(
+        loc, v.getType(), v,
+        dist::ReduceKindAttr::get(b.getContext(), dist::ReduceKind::Sum),
+        meshRef, axes);
   }
 
   FlatSymbolRefAttr meshRef;
@@ -137,9 +140,9 @@ std::string PartitionDataParallelPass::describe(Value v, int depth) {
                 b = describe(def->getOperand(1), depth + 1);
     if (a != b)
       return StringRef(a).starts_with("a sum of several") ? a
-                                                           : "a sum of several "
-                                                             "values (" +
-                                                                 a + ", ...)";
+                                                          : "a sum of several "
+                                                            "values (" +
+                                                                a + ", ...)";
   }
   for (Value operand : def->getOperands())
     if (isa<RankedTensorType>(operand.getType()) &&
@@ -163,11 +166,11 @@ Value PartitionDataParallelPass::whole(Value v, Operation *before) {
     auto local = tensorType(v);
     SmallVector<int64_t> shape(local.getShape());
     shape[l.dim] *= dp;
-    result = explained(
-        b.create<dist::AllGatherOp>(
-            v.getLoc(), RankedTensorType::get(shape, local.getElementType()),
-            v, b.getI64IntegerAttr(l.dim), meshRef, axes),
-        v);
+    result = explained(b.create<dist::AllGatherOp>(
+                           v.getLoc(),
+                           RankedTensorType::get(shape, local.getElementType()),
+                           v, b.getI64IntegerAttr(l.dim), meshRef, axes),
+                       v);
   }
   wholes[v] = result;
   return result;
@@ -191,9 +194,12 @@ FailureOr<Value> PartitionDataParallelPass::block(Value v, int64_t dim,
   OpBuilder b(before);
   Value result;
   if (l.kind == Layout::Partial)
-    result = explained(b.create<dist::ReduceScatterOp>(
-        v.getLoc(), blockType(type, dim, dp), v, dist::ReduceKindAttr::get(b.getContext(), dist::ReduceKind::Sum),
-        b.getI64IntegerAttr(dim), meshRef, axes), v);
+    result = explained(
+        b.create<dist::ReduceScatterOp>(
+            v.getLoc(), blockType(type, dim, dp), v,
+            dist::ReduceKindAttr::get(b.getContext(), dist::ReduceKind::Sum),
+            b.getI64IntegerAttr(dim), meshRef, axes),
+        v);
   else
     result = explained(
         b.create<dist::LocalBlockOp>(v.getLoc(), blockType(type, dim, dp), v,
@@ -243,7 +249,8 @@ LogicalResult PartitionDataParallelPass::visitElementwise(Operation *op,
         if (l.kind == Layout::Partial && l.dim >= 0)
           preferred = l.dim;
       for (Value r : op->getResults())
-        if (tensorType(r).getShape() == tensorType(op->getOperand(0)).getShape())
+        if (tensorType(r).getShape() ==
+            tensorType(op->getOperand(0)).getShape())
           layouts[r] = Layout::partial(preferred);
         else
           layouts[r] = Layout::partial(-1);
@@ -282,14 +289,23 @@ LogicalResult PartitionDataParallelPass::visitElementwise(Operation *op,
       use.set(whole(use.get(), op));
     return success();
   }
-  for (OpOperand &use : op->getOpOperands())
-    if (tensorType(use.get()).getRank() > 0 &&
-        layoutOf(use.get()).kind != Layout::Split) {
-      FailureOr<Value> b = block(use.get(), dim, op);
-      if (failed(b))
-        return failure();
-      use.set(*b);
+  return splitAlong(op, dim);
+}
+
+/// Runs `op` on blocks along `dim`: rank-0 operands whole, every other
+/// operand cut into its block, the results blocks.
+LogicalResult PartitionDataParallelPass::splitAlong(Operation *op,
+                                                    int64_t dim) {
+  for (OpOperand &use : op->getOpOperands()) {
+    if (tensorType(use.get()).getRank() == 0) {
+      use.set(whole(use.get(), op));
+      continue;
     }
+    FailureOr<Value> b = block(use.get(), dim, op);
+    if (failed(b))
+      return failure();
+    use.set(*b);
+  }
   for (Value r : op->getResults()) {
     r.setType(blockType(tensorType(r), dim, dp));
     layouts[r] = Layout::split(dim);
@@ -323,21 +339,7 @@ LogicalResult PartitionDataParallelPass::visitUpdate(Operation *op) {
       use.set(whole(use.get(), op));
     return success();
   }
-  for (OpOperand &use : op->getOpOperands()) {
-    if (tensorType(use.get()).getRank() == 0) {
-      use.set(whole(use.get(), op));
-      continue;
-    }
-    FailureOr<Value> b = block(use.get(), dim, op);
-    if (failed(b))
-      return failure();
-    use.set(*b);
-  }
-  for (Value r : op->getResults()) {
-    r.setType(blockType(tensorType(r), dim, dp));
-    layouts[r] = Layout::split(dim);
-  }
-  return success();
+  return splitAlong(op, dim);
 }
 
 LogicalResult PartitionDataParallelPass::visitReturn(func::ReturnOp ret) {
@@ -382,8 +384,8 @@ LogicalResult PartitionDataParallelPass::visit(Operation *op) {
       auto arg = dyn_cast<BlockArgument>(use.get());
       if (zero >= 3 && l.kind == Layout::Split && arg &&
           splitArgs.count(arg.getArgNumber())) {
-        auto key = std::make_pair(callee.getOperation(),
-                                  use.getOperandNumber());
+        auto key =
+            std::make_pair(callee.getOperation(), use.getOperandNumber());
         auto [it, inserted] = gatheredInside.try_emplace(key, l.dim);
         if (!inserted && it->second != l.dim)
           return op->emitError("@")
@@ -395,8 +397,8 @@ LogicalResult PartitionDataParallelPass::visit(Operation *op) {
       use.set(whole(use.get(), op));
     }
     for (OpResult r : op->getResults()) {
-      auto role = callee.getResultAttrOfType<StringAttr>(r.getResultNumber(),
-                                                         kRole);
+      auto role =
+          callee.getResultAttrOfType<StringAttr>(r.getResultNumber(), kRole);
       StringRef kind = role ? role.getValue() : "";
       if (kind == "loss_sum" || kind == "loss_count") {
         layouts[r] = Layout::partial(-1);
@@ -527,8 +529,8 @@ LogicalResult PartitionDataParallelPass::partition(func::FuncOp func) {
     unsigned i = arg.getArgNumber();
     auto role = func.getArgAttrOfType<StringAttr>(i, kRole);
     auto type = tensorType(arg);
-    SmallVector<dist::AxisListAttr> dims(
-        type.getRank(), dist::AxisListAttr::get(ctx, {}));
+    SmallVector<dist::AxisListAttr> dims(type.getRank(),
+                                         dist::AxisListAttr::get(ctx, {}));
     if (role && role.getValue() == "input") {
       // The rows of this rank: the global batch is dp times as large.
       dims[0] = dist::AxisListAttr::get(ctx, {StringAttr::get(ctx, "dp")});
@@ -554,8 +556,8 @@ LogicalResult PartitionDataParallelPass::partition(func::FuncOp func) {
     if (failed(visit(op)))
       return failure();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  func.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
-                                         ret.getOperandTypes()));
+  func.setFunctionType(
+      FunctionType::get(ctx, body.getArgumentTypes(), ret.getOperandTypes()));
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     if (layoutOf(v).kind == Layout::Split) {
       auto type = tensorType(v);
@@ -586,8 +588,8 @@ void PartitionDataParallelPass::runOnOperation() {
                "data parallelism partitions a training step: build one "
                "first (dtc-build-train-step)"),
            signalPassFailure();
-  module->setAttr(sharding::kZero, IntegerAttr::get(
-                                       IntegerType::get(ctx, 64), zero));
+  module->setAttr(sharding::kZero,
+                  IntegerAttr::get(IntegerType::get(ctx, 64), zero));
   if (dp == 1)
     return;
 
@@ -607,10 +609,10 @@ void PartitionDataParallelPass::runOnOperation() {
     return signalPassFailure();
 
   OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-  auto meshAttr = dist::MeshAttr::get(
-      ctx, {dist::MeshAxis{StringAttr::get(ctx, "pp"), 1},
-            dist::MeshAxis{StringAttr::get(ctx, "dp"), dp},
-            dist::MeshAxis{StringAttr::get(ctx, "tp"), 1}});
+  auto meshAttr =
+      dist::MeshAttr::get(ctx, {dist::MeshAxis{StringAttr::get(ctx, "pp"), 1},
+                                dist::MeshAxis{StringAttr::get(ctx, "dp"), dp},
+                                dist::MeshAxis{StringAttr::get(ctx, "tp"), 1}});
   // (Synchronized batch norms declared it already.)
   if (auto existing = module.lookupSymbol<dist::MeshOp>(sharding::kMeshName)) {
     if (existing.getMesh() != meshAttr)
@@ -642,8 +644,8 @@ void PartitionDataParallelPass::runOnOperation() {
           continue;
         // The moments, and the fp32 master weights of 16-bit parameters
         // (optimizer state that the update takes as its parameter).
-        auto role = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                       kRole);
+        auto role =
+            train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRole);
         if (i >= 2 || (role && role.getValue() == "optimizer_state"))
           splitArgs[arg.getArgNumber()] = dim;
       }
@@ -673,8 +675,7 @@ void PartitionDataParallelPass::runOnOperation() {
       if (g < updates.size()) {
         int64_t dim = splitDim(tensorType(updates[g]->getOperand(0)));
         if (dim >= 0)
-          micro.setResultAttr(r, "dtc.split_dim",
-                              top.getI64IntegerAttr(dim));
+          micro.setResultAttr(r, "dtc.split_dim", top.getI64IntegerAttr(dim));
       }
       ++g;
     }
@@ -687,8 +688,8 @@ void PartitionDataParallelPass::runOnOperation() {
       return;
     std::string name = "a parameter";
     if (auto arg = dyn_cast<BlockArgument>(op->getOperand(0)))
-      if (auto n = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      kName))
+      if (auto n =
+              train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kName))
         name = StringRef(n.getValue()).rsplit(".master").first.str();
     gradientNames.push_back(name);
   });
@@ -702,6 +703,5 @@ void PartitionDataParallelPass::runOnOperation() {
     if (failed(gatherInside(cast<func::FuncOp>(key.first), key.second, dim)))
       return signalPassFailure();
   if (auto g = module->getAttrOfType<IntegerAttr>("dtc.global_batch"))
-    module->setAttr("dtc.global_batch",
-                    top.getI64IntegerAttr(g.getInt() * dp));
+    module->setAttr("dtc.global_batch", top.getI64IntegerAttr(g.getInt() * dp));
 }

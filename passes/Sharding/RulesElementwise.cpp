@@ -15,8 +15,8 @@ using namespace mlir::dtg;
 
 template <typename... Ops> static void addElementwise(ShardingRuleRegistry &r) {
   (r.add<Ops>([](Operation *op) -> FailureOr<ShardingRule> {
-     return rules::elementwise(op);
-   }),
+    return rules::elementwise(op);
+  }),
    ...);
 }
 

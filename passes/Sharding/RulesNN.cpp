@@ -27,8 +27,8 @@ static FailureOr<ShardingRule> matmulRule(Operation *op) {
   SmallVector<int64_t> ra(a.size(), -1), rb(b.size(), -1), rc(c.size(), -1);
   ra.back() = k;
   // (The 1-D cases: a vector lhs has no M, a vector rhs no N.)
-  int64_t batchRank = int64_t(c.size()) - (a.size() > 1 ? 1 : 0) -
-                      (b.size() > 1 ? 1 : 0);
+  int64_t batchRank =
+      int64_t(c.size()) - (a.size() > 1 ? 1 : 0) - (b.size() > 1 ? 1 : 0);
   if (a.size() > 1) {
     int64_t m = rule.addFactor(a[a.size() - 2], FactorKind::Parallel);
     ra[a.size() - 2] = m;
@@ -103,17 +103,17 @@ static FailureOr<ShardingRule> einsumRule(Operation *op) {
     auto it = factorOf.find(letter);
     if (it != factorOf.end())
       return it->second;
-    int64_t f = rule.addFactor(size, out.contains(letter)
-                                         ? FactorKind::Parallel
-                                         : FactorKind::Reduction);
+    int64_t f =
+        rule.addFactor(size, out.contains(letter) ? FactorKind::Parallel
+                                                  : FactorKind::Reduction);
     factorOf[letter] = f;
     return f;
   };
   for (auto [term, v] : llvm::zip(terms, op->getOperands())) {
     ArrayRef<int64_t> s = shapeOf(v);
     if (term.size() != s.size())
-      return op->emitError("einsum term '") << term << "' does not match "
-                                            << v.getType();
+      return op->emitError("einsum term '")
+             << term << "' does not match " << v.getType();
     SmallVector<int64_t> dims;
     for (auto [c, size] : llvm::zip(term, s))
       dims.push_back(factor(c, size));
@@ -150,10 +150,10 @@ static ShardingRule channelsRule(Operation *op, ArrayRef<StringRef> layouts) {
       auto it = factorOf.find(c);
       if (it == factorOf.end())
         it = factorOf
-                 .insert({c, rule.addFactor(s[d], results.find(c) !=
-                                                          std::string::npos
-                                                      ? FactorKind::Parallel
-                                                      : FactorKind::Reduction)})
+                 .insert({c, rule.addFactor(s[d],
+                                            results.find(c) != std::string::npos
+                                                ? FactorKind::Parallel
+                                                : FactorKind::Reduction)})
                  .first;
       out.push_back(it->second);
     }

@@ -40,7 +40,8 @@ static ShardingRule reduceRule(Operation *op, ArrayRef<int64_t> axes,
   }
   rule.operands.push_back(operand);
   for (unsigned i = 1; i < op->getNumOperands(); ++i)
-    rule.operands.push_back(SmallVector<int64_t>(shapeOf(op->getOperand(i)).size(), -1));
+    rule.operands.push_back(
+        SmallVector<int64_t>(shapeOf(op->getOperand(i)).size(), -1));
   rule.results.push_back(result);
   return rule;
 }

@@ -41,10 +41,9 @@ static FailureOr<ShardingRule> reshapeRule(Operation *op) {
       continue;
     }
     if (i == in.size() || o == out.size())
-      return op->emitError("reshape of ") << op->getOperand(0).getType()
-                                          << " to "
-                                          << op->getResult(0).getType()
-                                          << " has no consistent grouping";
+      return op->emitError("reshape of ")
+             << op->getOperand(0).getType() << " to "
+             << op->getResult(0).getType() << " has no consistent grouping";
     size_t i0 = i, o0 = o;
     int64_t pi = in[i++], po = out[o++];
     while (pi != po) {
@@ -57,8 +56,8 @@ static FailureOr<ShardingRule> reshapeRule(Operation *op) {
                << op->getOperand(0).getType() << " to "
                << op->getResult(0).getType() << " has no consistent grouping";
     }
-    int64_t lead = rule.addFactor(std::min(in[i0], out[o0]),
-                                  FactorKind::Parallel);
+    int64_t lead =
+        rule.addFactor(std::min(in[i0], out[o0]), FactorKind::Parallel);
     operand[i0] = lead;
     result[o0] = lead;
     for (size_t k = i0 + 1; k < i; ++k)
@@ -106,8 +105,7 @@ static ShardingRule sameRankRule(Operation *op, ArrayRef<int64_t> blocked) {
     ArrayRef<int64_t> shape = shapeOf(v);
     SmallVector<int64_t> dims;
     for (int64_t d = 0; d < int64_t(shape.size()); ++d)
-      dims.push_back(d < int64_t(out.size()) &&
-                             !llvm::is_contained(blocked, d)
+      dims.push_back(d < int64_t(out.size()) && !llvm::is_contained(blocked, d)
                          ? factors[d]
                          : rule.addFactor(shape[d], FactorKind::Blocked));
     rule.operands.push_back(dims);
@@ -148,8 +146,8 @@ static FailureOr<ShardingRule> gatherRule(Operation *op, bool adjoint) {
   // (In the adjoint the index positions are summed into the table: a split
   // of them leaves partial sums.)
   for (int64_t size : indices)
-    indexDims.push_back(rule.addFactor(
-        size, adjoint ? FactorKind::Reduction : FactorKind::Parallel));
+    indexDims.push_back(rule.addFactor(size, adjoint ? FactorKind::Reduction
+                                                     : FactorKind::Parallel));
   for (int64_t d = 0; d < axis; ++d)
     gatheredDims.push_back(dataDims[d]);
   llvm::append_range(gatheredDims, indexDims);
@@ -179,24 +177,24 @@ void mlir::dtc::sharding::registerShapeShardingRules(
     return sameRankRule(op, {axisOf(op)});
   });
   registry.add<SliceOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    return sameRankRule(op, changedDims(shapeOf(op->getOperand(0)),
-                                        shapeOf(op->getResult(0))));
+    return sameRankRule(
+        op, changedDims(shapeOf(op->getOperand(0)), shapeOf(op->getResult(0))));
   });
   registry.add<SliceGradOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    return sameRankRule(op, changedDims(shapeOf(op->getOperand(0)),
-                                        shapeOf(op->getResult(0))));
+    return sameRankRule(
+        op, changedDims(shapeOf(op->getOperand(0)), shapeOf(op->getResult(0))));
   });
   registry.add<PadOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    return sameRankRule(op, changedDims(shapeOf(op->getOperand(0)),
-                                        shapeOf(op->getResult(0))));
+    return sameRankRule(
+        op, changedDims(shapeOf(op->getOperand(0)), shapeOf(op->getResult(0))));
   });
   registry.add<PadGradOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    return sameRankRule(op, changedDims(shapeOf(op->getOperand(0)),
-                                        shapeOf(op->getResult(0))));
+    return sameRankRule(
+        op, changedDims(shapeOf(op->getOperand(0)), shapeOf(op->getResult(0))));
   });
   registry.add<TileOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    return sameRankRule(op, changedDims(shapeOf(op->getOperand(0)),
-                                        shapeOf(op->getResult(0))));
+    return sameRankRule(
+        op, changedDims(shapeOf(op->getOperand(0)), shapeOf(op->getResult(0))));
   });
   // Broadcasting: the operand's dimensions of the result's size follow it.
   registry.add<BroadcastOp>([](Operation *op) -> FailureOr<ShardingRule> {
@@ -211,10 +209,9 @@ void mlir::dtc::sharding::registerShapeShardingRules(
   registry.add<GatherElementsOp>([](Operation *op) -> FailureOr<ShardingRule> {
     return sameRankRule(op, {axisOf(op)});
   });
-  registry.add<ScatterElementsOp>(
-      [](Operation *op) -> FailureOr<ShardingRule> {
-        return sameRankRule(op, {axisOf(op)});
-      });
+  registry.add<ScatterElementsOp>([](Operation *op) -> FailureOr<ShardingRule> {
+    return sameRankRule(op, {axisOf(op)});
+  });
   registry.add<GatherOp>(
       [](Operation *op) { return gatherRule(op, /*adjoint=*/false); });
   registry.add<GatherGradOp>(

@@ -51,8 +51,9 @@ static SmallVector<int64_t> broadcastOnto(ArrayRef<int64_t> shape,
   return dims;
 }
 
-ShardingRule mlir::dtc::sharding::rules::elementwise(Operation *op,
-                                                     ArrayRef<int64_t> blocked) {
+ShardingRule
+mlir::dtc::sharding::rules::elementwise(Operation *op,
+                                        ArrayRef<int64_t> blocked) {
   ShardingRule rule;
   ArrayRef<int64_t> shape =
       op->getNumResults() ? shapeOf(op->getResult(0)) : ArrayRef<int64_t>();

@@ -27,7 +27,7 @@ std::string printRule(const ShardingRule &rule) {
     s += (f ? ", " : "") + letter(int64_t(f)) + ":" +
          (factor.kind == FactorKind::Parallel    ? "p"
           : factor.kind == FactorKind::Reduction ? "r"
-                                                  : "b") +
+                                                 : "b") +
          std::to_string(factor.size);
   s += "] ";
   auto list = [](ArrayRef<SmallVector<int64_t>> values) {

@@ -290,8 +290,7 @@ void BuildTrainStepPass::syncBatchNorm(func::FuncOp micro) {
     auto allReduce = [&](Value v, StringRef what) -> Value {
       auto op = builder.create<dist::AllReduceOp>(
           bn.getLoc(), v.getType(), v,
-          dist::ReduceKindAttr::get(ctx, dist::ReduceKind::Sum), meshRef,
-          axes);
+          dist::ReduceKindAttr::get(ctx, dist::ReduceKind::Sum), meshRef, axes);
       op->setAttr("dtc.explain", StringAttr::get(ctx, what));
       return op;
     };
@@ -353,11 +352,11 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   auto i64 = IntegerType::get(ctx, 64);
   auto keyType = RankedTensorType::get({2}, i64);
   auto namedArg = [&](StringRef name) {
-    return DictionaryAttr::get(
-        ctx, {NamedAttribute(StringAttr::get(ctx, kName),
-                             StringAttr::get(ctx, name)),
-              NamedAttribute(StringAttr::get(ctx, kRole),
-                             StringAttr::get(ctx, name))});
+    return DictionaryAttr::get(ctx,
+                               {NamedAttribute(StringAttr::get(ctx, kName),
+                                               StringAttr::get(ctx, name)),
+                                NamedAttribute(StringAttr::get(ctx, kRole),
+                                               StringAttr::get(ctx, name))});
   };
   unsigned firstIndex = body.getNumArguments();
   micro.insertArgument(firstIndex, RankedTensorType::get({}, i64),
@@ -375,8 +374,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
     int64_t elements = tensorType(op.getOperand()).getNumElements();
     int64_t perSample =
         microRows > 0 && elements % microRows == 0 ? elements / microRows : 0;
-    Value offset = b.create<dtg::MulOp>(
-        firstSample, b.scalar(i64, double(perSample)));
+    Value offset =
+        b.create<dtg::MulOp>(firstSample, b.scalar(i64, double(perSample)));
     Value fullKey = b.create<dtg::ConcatOp>(
         ValueRange{key, b.reshape(offset, {1})}, int64_t(0));
     op.getKeyMutable().assign(fullKey);
@@ -473,9 +472,9 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   // (sums over the micro-batch, which partitioning relies on), then state.
   SmallVector<DictionaryAttr> resultAttrs;
   auto roleAttr = [&](StringRef role) {
-    return DictionaryAttr::get(
-        ctx, {NamedAttribute(StringAttr::get(ctx, kRole),
-                             StringAttr::get(ctx, role))});
+    return DictionaryAttr::get(ctx,
+                               {NamedAttribute(StringAttr::get(ctx, kRole),
+                                               StringAttr::get(ctx, role))});
   };
   resultAttrs.push_back(roleAttr("loss_sum"));
   resultAttrs.push_back(roleAttr("loss_count"));
@@ -539,9 +538,9 @@ BuildTrainStepPass::buildEvalMicroStep(func::FuncOp main) {
   eval.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
                                          {sum.getType(), count.getType()}));
   auto roleAttr = [&](StringRef role) {
-    return DictionaryAttr::get(
-        ctx, {NamedAttribute(StringAttr::get(ctx, kRole),
-                             StringAttr::get(ctx, role))});
+    return DictionaryAttr::get(ctx,
+                               {NamedAttribute(StringAttr::get(ctx, kRole),
+                                               StringAttr::get(ctx, role))});
   };
   eval.setAllResultAttrs(
       ArrayRef<DictionaryAttr>{roleAttr("loss_sum"), roleAttr("loss_count")});
@@ -755,8 +754,8 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
     int64_t microRows = 0;
     for (unsigned i : inputs)
       microRows = tensorType(main.getArgument(i)).getDimSize(0);
-    operands.push_back(b.create<dtg::AddOp>(
-        dataOffset, b.scalar(i64, double(k * microRows))));
+    operands.push_back(
+        b.create<dtg::AddOp>(dataOffset, b.scalar(i64, double(k * microRows))));
     operands.push_back(b.create<dtg::ConcatOp>(
         ValueRange{b.reshape(hyper["seed"], {1}), b.reshape(step, {1})},
         int64_t(0)));

@@ -74,8 +74,8 @@ void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
   registry.add<dist::AllReduceOp>([](Operation *op, KernelEmitter &e) {
     auto ar = cast<dist::AllReduceOp>(op);
     int64_t count = ar.getInput().getType().getNumElements();
-    return emitComm(op, e, "all_reduce", ar.getMeshAxes(),
-                    int(ar.getKind()), std::to_string(count));
+    return emitComm(op, e, "all_reduce", ar.getMeshAxes(), int(ar.getKind()),
+                    std::to_string(count));
   });
   registry.add<dist::ReduceScatterOp>([](Operation *op, KernelEmitter &e) {
     auto rs = cast<dist::ReduceScatterOp>(op);

@@ -288,8 +288,7 @@ LogicalResult LocalBlockOp::verify() {
   if (failed(verifyMeshAxes(*this, getMeshAxes())) ||
       failed(verifySameElementTypeAndRank(*this, input, result)))
     return failure();
-  return verifyTensorAxis(*this, "slice_axis", getSliceAxis(),
-                          input.getRank());
+  return verifyTensorAxis(*this, "slice_axis", getSliceAxis(), input.getRank());
 }
 
 LogicalResult

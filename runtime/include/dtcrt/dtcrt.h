@@ -122,13 +122,11 @@ typedef struct dtcrt_model_desc {
    one buffer for all_reduce only. A failure ends every rank with a message
    naming the rank, the collective and the op. */
 void dtcrt_comm_all_reduce(dtcrt_step_ctx *ctx, int axes, const char *dtype,
-                           int kind, const void *in, void *out,
-                           int64_t count);
+                           int kind, const void *in, void *out, int64_t count);
 /* in: [outer, n * dim, inner]; out: this rank's block of the reduction. */
-void dtcrt_comm_reduce_scatter(dtcrt_step_ctx *ctx, int axes,
-                               const char *dtype, int kind, const void *in,
-                               void *out, int64_t outer, int64_t dim,
-                               int64_t inner);
+void dtcrt_comm_reduce_scatter(dtcrt_step_ctx *ctx, int axes, const char *dtype,
+                               int kind, const void *in, void *out,
+                               int64_t outer, int64_t dim, int64_t inner);
 /* in: this rank's block [outer, dim, inner]; out: [outer, n * dim, inner]. */
 void dtcrt_comm_all_gather(dtcrt_step_ctx *ctx, int axes, const char *dtype,
                            const void *in, void *out, int64_t outer,

@@ -24,8 +24,8 @@ int64_t dtcrt::allReduceBytesSent(int64_t count, size_t elementBytes, int n,
     return 0;
   // Reduce-scatter sends every chunk but its own; all-gather every chunk
   // but the one after its own.
-  int64_t elements =
-      2 * count - ringChunk(count, n, rank) - ringChunk(count, n, (rank + 1) % n);
+  int64_t elements = 2 * count - ringChunk(count, n, rank) -
+                     ringChunk(count, n, (rank + 1) % n);
   return elements * int64_t(elementBytes);
 }
 
@@ -81,9 +81,9 @@ void reduceInto(DType type, ReduceOp op, void *acc, const void *in,
     // 16-bit floats and other integers: through double, rounded once per
     // step of the ring as a 16-bit all-reduce rounds.
     for (int64_t i = 0; i < count; ++i)
-      storeFromDouble(type, acc, i,
-                      combine(loadAsDouble(type, acc, i),
-                              loadAsDouble(type, in, i), op));
+      storeFromDouble(
+          type, acc, i,
+          combine(loadAsDouble(type, acc, i), loadAsDouble(type, in, i), op));
   }
 }
 
@@ -103,9 +103,8 @@ bool ringReduceScatter(Channel &c, DType type, ReduceOp op, uint8_t *data,
     int sendChunk = mod(r - s - 1, n), recvChunk = mod(r - s - 2, n);
     int64_t recvCount = ringChunk(count, n, recvChunk);
     if (!c.sendRecv((r + 1) % n, data + ringOffset(count, n, sendChunk) * es,
-                    size_t(ringChunk(count, n, sendChunk)) * es,
-                    mod(r - 1, n), scratch.data(), size_t(recvCount) * es,
-                    what, error))
+                    size_t(ringChunk(count, n, sendChunk)) * es, mod(r - 1, n),
+                    scratch.data(), size_t(recvCount) * es, what, error))
       return false;
     reduceInto(type, op, data + ringOffset(count, n, recvChunk) * es,
                scratch.data(), recvCount);
@@ -120,8 +119,8 @@ bool ringAllGather(Channel &c, size_t es, uint8_t *data, int64_t count,
   for (int s = 0; s < n - 1; ++s) {
     int sendChunk = mod(r - s, n), recvChunk = mod(r - s - 1, n);
     if (!c.sendRecv((r + 1) % n, data + ringOffset(count, n, sendChunk) * es,
-                    size_t(ringChunk(count, n, sendChunk)) * es,
-                    mod(r - 1, n), data + ringOffset(count, n, recvChunk) * es,
+                    size_t(ringChunk(count, n, sendChunk)) * es, mod(r - 1, n),
+                    data + ringOffset(count, n, recvChunk) * es,
                     size_t(ringChunk(count, n, recvChunk)) * es, what, error))
       return false;
   }
@@ -193,8 +192,7 @@ bool dtcrt::allGather(Channel &c, DType type, const void *in, void *out,
     dst = work.data();
   }
   std::memmove(dst + size_t(block * r) * es, in, size_t(block) * es);
-  if (n > 1 &&
-      !ringAllGather(c, es, dst, block * n, "all_gather", error))
+  if (n > 1 && !ringAllGather(c, es, dst, block * n, "all_gather", error))
     return false;
   if (outer != 1)
     regroup(work.data(), static_cast<uint8_t *>(out), outer, n,

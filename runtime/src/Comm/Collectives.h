@@ -31,8 +31,7 @@ int64_t ringChunk(int64_t count, int n, int i);
 
 /// Bytes group rank `rank` sends in each collective (what the channel
 /// counts; plan.json predicts the same).
-int64_t allReduceBytesSent(int64_t count, size_t elementBytes, int n,
-                           int rank);
+int64_t allReduceBytesSent(int64_t count, size_t elementBytes, int n, int rank);
 int64_t allGatherBytesSent(int64_t fullCount, size_t elementBytes, int n);
 
 /// Reduces `count` elements of `in` over the group into `out` (which may be
@@ -53,8 +52,8 @@ bool allGather(Channel &channel, DType type, const void *in, void *out,
 
 /// No communication: `out` gets this rank's block [outer, dim, inner] of
 /// the whole tensor `in` [outer, n * dim, inner].
-void localBlock(int rank, int n, size_t elementBytes, const void *in,
-                void *out, int64_t outer, int64_t dim, int64_t inner);
+void localBlock(int rank, int n, size_t elementBytes, const void *in, void *out,
+                int64_t outer, int64_t dim, int64_t inner);
 
 } // namespace dtcrt
 

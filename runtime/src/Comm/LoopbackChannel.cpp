@@ -50,8 +50,8 @@ public:
         return true;
       }
       if (box.ready.wait_until(lock, deadline) == std::cv_status::timeout) {
-        error = std::string(what) + ": no answer from rank " +
-                std::to_string(from);
+        error =
+            std::string(what) + ": no answer from rank " + std::to_string(from);
         return false;
       }
     }
@@ -64,8 +64,7 @@ private:
 } // namespace dtcrt
 
 LoopbackHub::LoopbackHub(int size, double timeoutSeconds)
-    : numRanks(size), timeoutSeconds(timeoutSeconds),
-      mailboxes(size_t(size)) {}
+    : numRanks(size), timeoutSeconds(timeoutSeconds), mailboxes(size_t(size)) {}
 
 std::unique_ptr<Channel> LoopbackHub::channel(int rank) {
   return std::make_unique<LoopbackChannel>(*this, rank);

@@ -111,8 +111,7 @@ bool Mesh::init(const std::array<int, kNumAxes> &meshSizes,
     int n = 0;
     MPI_Comm_size(comm, &n);
     std::vector<int> worldRanks(static_cast<size_t>(n));
-    MPI_Allgather(&worldRank, 1, MPI_INT, worldRanks.data(), 1, MPI_INT,
-                  comm);
+    MPI_Allgather(&worldRank, 1, MPI_INT, worldRanks.data(), 1, MPI_INT, comm);
     channels[size_t(mask)] =
         std::make_unique<MpiChannel>(comm, std::move(worldRanks), timeout);
   }

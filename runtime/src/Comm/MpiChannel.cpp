@@ -22,9 +22,9 @@ MpiChannel::~MpiChannel() {
     MPI_Comm_free(&comm);
 }
 
-bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes,
-                          int from, void *recv, size_t recvBytes,
-                          const char *what, std::string &error) {
+bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes, int from,
+                          void *recv, size_t recvBytes, const char *what,
+                          std::string &error) {
   // MPI counts are ints: move at most 1 GiB per message.
   constexpr size_t kPiece = size_t(1) << 30;
   size_t sendDone = 0, recvDone = 0;
@@ -33,8 +33,8 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes,
     size_t r = std::min(kPiece, recvBytes - recvDone);
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     if (r > 0)
-      MPI_Irecv(static_cast<char *>(recv) + recvDone, int(r), MPI_BYTE, from,
-                0, comm, &requests[0]);
+      MPI_Irecv(static_cast<char *>(recv) + recvDone, int(r), MPI_BYTE, from, 0,
+                comm, &requests[0]);
     if (s > 0)
       MPI_Isend(static_cast<const char *>(send) + sendDone, int(s), MPI_BYTE,
                 to, 0, comm, &requests[1]);

@@ -16,8 +16,7 @@ namespace dtcrt {
 /// world rank.
 class MpiChannel final : public Channel {
 public:
-  MpiChannel(MPI_Comm comm, std::vector<int> worldRanks,
-             double timeoutSeconds);
+  MpiChannel(MPI_Comm comm, std::vector<int> worldRanks, double timeoutSeconds);
   ~MpiChannel() override;
 
   int rank() const override { return myRank; }

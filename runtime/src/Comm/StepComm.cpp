@@ -26,8 +26,8 @@ Channel &channelOf(dtcrt_step_ctx *ctx, int axes) {
   return static_cast<Mesh *>(ctx->mesh)->group(axes);
 }
 
-[[noreturn]] void failed(dtcrt_step_ctx *ctx, const char *collective,
-                         int axes, const std::string &why) {
+[[noreturn]] void failed(dtcrt_step_ctx *ctx, const char *collective, int axes,
+                         const std::string &why) {
   fatalError(std::string(collective) + " over " + axesName(axes) +
              runningStepSuffix(ctx) + " failed: " + why);
 }

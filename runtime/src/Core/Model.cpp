@@ -42,12 +42,12 @@ static bool describeTensor(const dtcrt_tensor_desc &d, bool isArg,
   t.name = d.name;
   std::string label = what + " '" + t.name + "'";
   t.role = d.role ? d.role : "";
-  bool roleOk =
-      isArg ? isOneOf(t.role, {"parameter", "constant", "state",
-                               "optimizer_state", "input", "hyper", "step",
-                               "data_offset"})
-            : isOneOf(t.role, {"parameter", "state", "optimizer_state",
-                               "metric", "gradient"});
+  bool roleOk = isArg
+                    ? isOneOf(t.role, {"parameter", "constant", "state",
+                                       "optimizer_state", "input", "hyper",
+                                       "step", "data_offset"})
+                    : isOneOf(t.role, {"parameter", "state", "optimizer_state",
+                                       "metric", "gradient"});
   if (!roleOk) {
     error = label + " has the unknown role '" + t.role + "'";
     return false;

@@ -48,6 +48,8 @@ private:
   void setThreadsPerRank();
   bool writeRankReport(std::string &error);
   bool wholeTensor(int arg, std::vector<uint8_t> &whole, std::string &error);
+  static void aroundSplit(const TensorInfo &t, int64_t &outer, int64_t &inner);
+  void keepBlock(int arg, const void *whole);
   bool checkOutputs(std::string &error);
   bool allocate(std::string &error);
   bool loadWeights(std::string &error);
@@ -58,8 +60,8 @@ private:
   bool saveCheckpointNow(std::string &error);
   bool saveOnnx(std::string &error);
   bool dumpGradients(std::string &error);
-  std::vector<CheckpointTensor> carriedTensors(
-      std::vector<std::vector<uint8_t>> &wholes, bool gather);
+  std::vector<CheckpointTensor>
+  carriedTensors(std::vector<std::vector<uint8_t>> &wholes, bool gather);
   std::vector<uint8_t *> inputBuffers();
   void logHeader();
 
@@ -143,15 +145,32 @@ bool Trainer::wholeTensor(int arg, std::vector<uint8_t> &whole,
                           std::string &error) {
   const TensorInfo &t = model.args[size_t(arg)];
   Channel &group = mesh->group(t.shardAxes);
-  int64_t outer = 1, inner = 1;
+  int64_t outer, inner;
+  aroundSplit(t, outer, inner);
+  whole.resize(t.bytes * size_t(group.size()));
+  return allGather(group, t.dtype, argBuffers[size_t(arg)].data(), whole.data(),
+                   outer, t.shape[size_t(t.shardDim)], inner, error);
+}
+
+/// The elements before and after the split dimension of a block.
+void Trainer::aroundSplit(const TensorInfo &t, int64_t &outer, int64_t &inner) {
+  outer = inner = 1;
   for (int d = 0; d < t.shardDim; ++d)
     outer *= t.shape[size_t(d)];
   for (size_t d = size_t(t.shardDim) + 1; d < t.shape.size(); ++d)
     inner *= t.shape[d];
-  whole.resize(t.bytes * size_t(group.size()));
-  return allGather(group, t.dtype, argBuffers[size_t(arg)].data(),
-                   whole.data(), outer, t.shape[size_t(t.shardDim)], inner,
-                   error);
+}
+
+/// Copies this rank's block of the whole tensor `whole` into split argument
+/// `arg`.
+void Trainer::keepBlock(int arg, const void *whole) {
+  const TensorInfo &t = model.args[size_t(arg)];
+  Channel &group = mesh->group(t.shardAxes);
+  int64_t outer, inner;
+  aroundSplit(t, outer, inner);
+  localBlock(group.rank(), group.size(), dtypeSize(t.dtype), whole,
+             argBuffers[size_t(arg)].data(), outer, t.shape[size_t(t.shardDim)],
+             inner);
 }
 
 /// Finds problems with the outputs before training, not after it.
@@ -296,15 +315,7 @@ bool Trainer::loadWeights(std::string &error) {
       return false;
     }
     if (t.shardAxes) {
-      Channel &group = mesh->group(t.shardAxes);
-      int64_t outer = 1, inner = 1;
-      for (int d = 0; d < t.shardDim; ++d)
-        outer *= t.shape[size_t(d)];
-      for (size_t d = size_t(t.shardDim) + 1; d < t.shape.size(); ++d)
-        inner *= t.shape[d];
-      localBlock(group.rank(), group.size(), dtypeSize(t.dtype),
-                 file.data() + offset, argBuffers[i].data(), outer,
-                 t.shape[size_t(t.shardDim)], inner);
+      keepBlock(i, file.data() + offset);
     } else {
       std::memcpy(argBuffers[i].data(), file.data() + offset, t.bytes);
     }
@@ -405,20 +416,9 @@ bool Trainer::resume(std::string &error) {
     return false;
   // Each rank keeps its block of a split tensor.
   size_t w = 0;
-  for (int i : model.carried) {
-    const TensorInfo &t = model.args[i];
-    if (!t.shardAxes)
-      continue;
-    Channel &group = mesh->group(t.shardAxes);
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < t.shardDim; ++d)
-      outer *= t.shape[size_t(d)];
-    for (size_t d = size_t(t.shardDim) + 1; d < t.shape.size(); ++d)
-      inner *= t.shape[d];
-    localBlock(group.rank(), group.size(), dtypeSize(t.dtype),
-               wholes[w++].data(), argBuffers[i].data(), outer,
-               t.shape[size_t(t.shardDim)], inner);
-  }
+  for (int i : model.carried)
+    if (model.args[i].shardAxes)
+      keepBlock(i, wholes[w++].data());
   step = at.step;
   position = at.dataPosition;
   lastCheckpoint = step;
@@ -434,8 +434,8 @@ void Trainer::logHeader() {
   int64_t micro = model.localBatch / model.microBatch;
   std::string ranks;
   if (mesh->isDistributed())
-    ranks = ", " + std::to_string(mesh->size()) + " ranks (dp=" +
-            std::to_string(model.meshSizes[1]) +
+    ranks = ", " + std::to_string(mesh->size()) +
+            " ranks (dp=" + std::to_string(model.meshSizes[1]) +
             ",tp=" + std::to_string(model.meshSizes[2]) +
             ",pp=" + std::to_string(model.meshSizes[0]) + ")" +
             (threadsPerRank ? " of " + std::to_string(threadsPerRank) +
@@ -444,8 +444,7 @@ void Trainer::logHeader() {
   progress(
       "model '" + model.name + "': " + std::to_string(values) +
       " parameter values" + (mesh->isDistributed() ? " (rank 0's)" : "") +
-      ", global batch " +
-      std::to_string(model.globalBatch) + ranks + " (" +
+      ", global batch " + std::to_string(model.globalBatch) + ranks + " (" +
       std::to_string(micro) + " micro-batch" + (micro == 1 ? "" : "es") +
       " of " + std::to_string(model.microBatch) +
       (mesh->isDistributed() ? " per data-parallel rank" : "") + "), arena " +

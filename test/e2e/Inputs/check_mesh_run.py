@@ -1,10 +1,10 @@
 """Holds a run over a mesh against the same model's run on one rank.
 
 Usage: check_mesh_run.py LABEL ONE_RANK.jsonl MESH.jsonl --plan PLAN.json
-                         [--ranks DIR] [--rtol R]
+                         [--ranks DIR] [--rtol R] [--norm-rtol R]
 
 Checks that the mesh run's log holds the one-rank run's steps, each loss and
-gradient norm within R (default 1e-4) relative of the one-rank run's (data
+gradient norm within R (default 1e-4; --norm-rtol for the norms) relative of the one-rank run's (data
 parallelism only regroups the sums of a step: the trajectories differ by
 float32 rounding); and, for every rank-N.json its ranks wrote
 (train --rank-report DIR), that the bytes it counted through each mesh-axis
@@ -32,7 +32,11 @@ def main(argv):
     parser.add_argument("--plan", required=True)
     parser.add_argument("--ranks")
     parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--norm-rtol", type=float,
+                        help="bound for the gradient norms (default: --rtol)")
     args = parser.parse_args(argv[1:])
+    bounds = {"loss": args.rtol,
+              "grad_norm": args.norm_rtol or args.rtol}
 
     base, mesh = read_log(args.base), read_log(args.mesh)
     problems = []
@@ -44,7 +48,7 @@ def main(argv):
         for key in worst:
             rel = abs(b[key] - a[key]) / max(abs(a[key]), 1e-12)
             worst[key] = max(worst[key], rel)
-            if rel > args.rtol:
+            if rel > bounds[key]:
                 problems.append(f"step {a['step']}: {key} {b[key]!r} against "
                                 f"{a[key]!r} on one rank ({rel:.2e} relative)")
 

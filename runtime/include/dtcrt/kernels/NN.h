@@ -1125,9 +1125,8 @@ void logSoftmax(const Shape &sx, const T *x, int64_t axis, T *y) {
 /// first element in the whole batch's tensor), else 0; kept elements are
 /// scaled by 1 / (1 - ratio), the others zeroed; mask is true where kept.
 template <typename T>
-void dropout(const Shape &sx, const T *x, const int64_t *key,
-             int64_t keyLength, double ratio, int64_t stream, T *y,
-             bool *mask) {
+void dropout(const Shape &sx, const T *x, const int64_t *key, int64_t keyLength,
+             double ratio, int64_t stream, T *y, bool *mask) {
   PhiloxKey opKey = dropoutOpKey(key[0], key[1], stream);
   uint64_t threshold = dropoutThreshold(ratio);
   double keptScale = 1.0 / (1.0 - ratio);
