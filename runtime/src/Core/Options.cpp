@@ -289,13 +289,23 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
 }
 
 std::string dtcrt::trainUsage(const ModelInfo &model) {
+  int ranks = model.meshSizes[0] * model.meshSizes[1] * model.meshSizes[2];
+  std::string how =
+      ranks == 1
+          ? "run it directly or as `mpirun -np 1 train`"
+          : "on " + std::to_string(ranks) +
+                " ranks, mesh dp=" + std::to_string(model.meshSizes[1]) +
+                ",tp=" + std::to_string(model.meshSizes[2]) +
+                ",pp=" + std::to_string(model.meshSizes[0]) +
+                ": run it as `mpirun -np " + std::to_string(ranks) +
+                " train`; each data-parallel rank takes its share of each "
+                "global batch";
   std::string s =
       "usage: train [--data NAME=FILE.npy,... | --synthetic] --steps N "
       "[options]\n"
       "\n"
       "Trains '" +
-      model.name +
-      "' as compiled by dtc (run it directly or as `mpirun -np 1 train`).\n"
+      model.name + "' as compiled by dtc (" + how + ").\n"
       "\n"
       "Data:\n"
       "  --data NAME=FILE.npy,...  one .npy per input, samples along axis 0;\n"
