@@ -90,8 +90,40 @@ def PropagateShardingPass : Pass<"dtc-propagate-sharding", "ModuleOp"> {
     and the node each split came from.
 
     Every op gets `dtc.shardings` (one `#dist.sharding` per result, global
-    shapes) and every function argument `dist.sharding`. Nothing is
-    partitioned: shapes stay global.
+    shapes), an op whose factors were split `dtc.factor_axes` (per factor
+    of its rule, the axes it runs split over), and every function argument
+    `dist.sharding`. Nothing is partitioned: shapes stay global
+    (dtc-partition does that).
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
+def PartitionPass : Pass<"dtc-partition", "ModuleOp"> {
+  let summary = "Turns functions with propagated shardings into per-rank "
+                "programs: local shapes and explicit collectives.";
+  let description = [{
+    After dtc-propagate-sharding. Each argument takes its block's type.
+    Each op runs on the splits its `dtc.factor_axes` name: an operand whose
+    sharding differs is resharded just before it (a partial sum the op
+    cannot take is all-reduced over its axes; a dimension split otherwise
+    than the op runs it is all-gathered over its axes, then cut by
+    `dist.local_block` to the op's split), and its results take the types
+    of their blocks (`dtc.shardings`). A constant that is split becomes
+    each rank's block of it; a slice's limits on a split (whole) dimension
+    become the block's. `dist.sharding_constraint` ops become the reshards
+    they ask for. Partial sums pass only through ops linear in them
+    (dtc-propagate-sharding's rule). Function results keep the shardings of
+    the values returned (`dist.sharding` on each result).
+
+    A function whose shardings were left as propagation found them gets
+    the fewest collectives propagation allows: none between a
+    column-parallel and a row-parallel matmul, an all-reduce where the
+    row-parallel one's partial sum meets a nonlinear op.
+
+    Functions that call others (`@train_step`) are left alone: they hand
+    blocks to their callees, which needs the step's own partitioning
+    (dtc-partition-data-parallel for dp today); `dtc compile` does not run
+    this pass yet (tensor parallelism is not wired into it).
   }];
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }

@@ -66,6 +66,8 @@ private:
   FlatSymbolRefAttr meshRef;
   llvm::DenseMap<Value, ValueSharding> state;
   llvm::DenseSet<std::pair<Operation *, int64_t>> reported;
+  /// Per op, the axes each of its factors is split over.
+  llvm::DenseMap<Operation *, SmallVector<SmallVector<StringAttr>>> factorAxes;
 };
 } // namespace
 
@@ -106,10 +108,9 @@ bool PropagateShardingPass::canSplit(Value v, int64_t dim,
   return true;
 }
 
-/// The partial-sum axes that pass through `op` to its results: ops linear
-/// in their partial operands (a sum of partial sums, a permutation or
-/// reshaping or slice of one, a product with a whole value) keep them;
-/// others need whole operands (the partitioning reduces before them).
+/// The partial-sum axes that pass through `op` to its results: those of
+/// its partial operands when they agree and the op is linear in them
+/// (passesPartialSums); none otherwise.
 static SmallVector<StringAttr>
 partialThrough(Operation *op, function_ref<ValueSharding &(Value)> stateOf) {
   SmallVector<unsigned> partialOperands;
@@ -125,23 +126,9 @@ partialThrough(Operation *op, function_ref<ValueSharding &(Value)> stateOf) {
     axes = s.partial;
     partialOperands.push_back(unsigned(i));
   }
-  if (partialOperands.empty())
+  if (partialOperands.empty() || !passesPartialSums(op, partialOperands))
     return {};
-  bool all = partialOperands.size() == op->getNumOperands();
-  bool one = partialOperands.size() == 1;
-  if (isa<dtg::AddOp, dtg::SubOp, dtg::ConcatOp>(op))
-    return all ? axes : SmallVector<StringAttr>();
-  if (isa<dtg::NegOp, dtg::TransposeOp, dtg::ReshapeOp, dtg::CastOp,
-          dtg::BroadcastOp, dtg::SliceOp, dtg::SliceGradOp, dtg::PadGradOp,
-          dtg::ReduceSumOp, dtg::TileOp>(op))
-    return axes;
-  if (isa<dtg::MulOp, dtg::MatMulOp, dtg::EinsumOp>(op))
-    return one ? axes : SmallVector<StringAttr>();
-  if (isa<dtg::DivOp>(op))
-    return one && partialOperands[0] == 0 ? axes : SmallVector<StringAttr>();
-  if (isa<dtg::GatherGradOp>(op))
-    return one && partialOperands[0] == 0 ? axes : SmallVector<StringAttr>();
-  return {};
+  return axes;
 }
 
 /// Spreads splits across the factors of one op; true if anything changed.
@@ -196,6 +183,10 @@ bool PropagateShardingPass::visit(Operation *op, const ShardingRule &rule,
           std::make_tuple(best->split->round, best->isResult, best->index))
         best = &c;
     DimSplit chosen = *best->split;
+    // (What the op runs with: partitioning splits its operands so.)
+    SmallVector<SmallVector<StringAttr>> &opFactors = factorAxes[op];
+    opFactors.resize(rule.factors.size());
+    opFactors[f] = chosen.axes;
     auto describe = [&](const Candidate &c) {
       std::string s = (c.isResult ? "result #" : "operand #") +
                       std::to_string(c.index) + " dimension " +
@@ -306,6 +297,12 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
         shardings.push_back(toAttr(r));
     if (!shardings.empty())
       op->setAttr("dtc.shardings", ArrayAttr::get(&getContext(), shardings));
+    if (auto it = factorAxes.find(op); it != factorAxes.end()) {
+      SmallVector<Attribute> factors;
+      for (const SmallVector<StringAttr> &axes : it->second)
+        factors.push_back(dist::AxisListAttr::get(&getContext(), axes));
+      op->setAttr("dtc.factor_axes", ArrayAttr::get(&getContext(), factors));
+    }
   });
   return success();
 }
@@ -332,6 +329,7 @@ void PropagateShardingPass::runOnOperation() {
   meshRef = FlatSymbolRefAttr::get(meshes.front().getSymNameAttr());
   for (auto func : module.getOps<func::FuncOp>()) {
     state.clear();
+    factorAxes.clear();
     if (failed(propagate(func)))
       return signalPassFailure();
   }

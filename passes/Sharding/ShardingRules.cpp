@@ -2,6 +2,8 @@
 
 #include "passes/Sharding/ShardingRules.h"
 
+#include "dialects/DTG/IR/DTGOps.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -82,4 +84,23 @@ ShardingRule mlir::dtc::sharding::rules::blocked(Operation *op) {
   for (Value v : op->getResults())
     rule.results.push_back(own(v));
   return rule;
+}
+
+bool mlir::dtc::sharding::passesPartialSums(
+    Operation *op, ArrayRef<unsigned> partialOperands) {
+  if (partialOperands.empty())
+    return true;
+  bool all = partialOperands.size() == op->getNumOperands();
+  bool one = partialOperands.size() == 1;
+  if (isa<dtg::AddOp, dtg::SubOp, dtg::ConcatOp>(op))
+    return all;
+  if (isa<dtg::NegOp, dtg::TransposeOp, dtg::ReshapeOp, dtg::CastOp,
+          dtg::BroadcastOp, dtg::SliceOp, dtg::SliceGradOp, dtg::PadGradOp,
+          dtg::ReduceSumOp, dtg::TileOp>(op))
+    return true;
+  if (isa<dtg::MulOp, dtg::MatMulOp, dtg::EinsumOp>(op))
+    return one;
+  if (isa<dtg::DivOp, dtg::GatherGradOp>(op))
+    return one && partialOperands[0] == 0;
+  return false;
 }

@@ -78,6 +78,13 @@ void registerNNShardingRules(ShardingRuleRegistry &registry);
 void registerReductionShardingRules(ShardingRuleRegistry &registry);
 void registerTrainingShardingRules(ShardingRuleRegistry &registry);
 
+/// True if `op` is linear in its operands `partialOperands` taken together
+/// (the others whole): partial sums over a mesh axis in those operands pass
+/// through to its results (a sum of partial sums, a transpose, reshape or
+/// slice of one, its product with a whole value). Any other op needs whole
+/// operands.
+bool passesPartialSums(Operation *op, ArrayRef<unsigned> partialOperands);
+
 /// Rule builders the families share.
 namespace rules {
 /// One parallel factor per dimension of result 0; every operand and result

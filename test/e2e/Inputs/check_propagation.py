@@ -4,6 +4,10 @@ Usage: check_propagation.py add-mesh IN.mlir OUT.mlir INPUT=AXES ...
            Inserts `dist.mesh @mesh = <["pp" = 1, "dp" = 2, "tp" = 2]>` and,
            on each named data input of @main, a sharding splitting its axis 0
            over AXES (as `--shard INPUT=AXES` would).
+       check_propagation.py megatron IN.mlir OUT.mlir TP
+           Inserts a mesh of tp=TP and, on every GPT block's MLP weights,
+           Megatron's splits: c_fc's output features (its rows, [out, in])
+           and c_proj's input features (its columns) over tp.
        check_propagation.py check PROPAGATED.mlir AXIS
            Checks @micro_step: every gradient it returns and its loss sum and
            count are partial sums over AXIS (the batch was split over it, and
@@ -34,6 +38,27 @@ def add_mesh(src, dst, specs):
         text, n = pattern.subn(insert, text, count=1)
         if n != 1:
             sys.exit("check_propagation.py: no input '%s'" % name)
+    open(dst, "w").write(text)
+    return 0
+
+
+def megatron(src, dst, tp):
+    text = open(src).read()
+    text = text.replace(
+        "module {",
+        'module {\n  dist.mesh @mesh = <["pp" = 1, "dp" = 1, "tp" = %s]>' % tp,
+        1)
+    for name, spec in ((r"transformer\.h\.\d+\.mlp\.c_fc\.weight",
+                        '[{"tp"}, {}]'),
+                       (r"transformer\.h\.\d+\.mlp\.c_proj\.weight",
+                        '[{}, {"tp"}]')):
+        text, n = re.subn(
+            r'(%arg\d+: tensor<[0-9x]+xf32> \{)(dtg\.initial = [^}]*'
+            r'dtg\.name = "' + name + '")',
+            r"\1dist.sharding = #dist.sharding<@mesh, " + spec + r">, \2",
+            text)
+        if n == 0:
+            sys.exit("check_propagation.py: no parameter matches " + name)
     open(dst, "w").write(text)
     return 0
 
@@ -81,6 +106,8 @@ def check(path, axis):
 def main(argv):
     if argv[1] == "add-mesh":
         return add_mesh(argv[2], argv[3], argv[4:])
+    if argv[1] == "megatron":
+        return megatron(argv[2], argv[3], argv[4])
     if argv[1] == "check":
         return check(argv[2], argv[3])
     sys.exit("usage: check_propagation.py add-mesh|check ...")

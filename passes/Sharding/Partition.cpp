@@ -1,0 +1,313 @@
+//===- Partition.cpp - per-rank programs from propagated shardings --------===//
+//
+// See Passes.td (PartitionPass) for what the pass does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Sharding/Passes.h"
+
+#include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
+#include "passes/Sharding/ShardingRules.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_PARTITIONPASS
+#include "passes/Sharding/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+using namespace mlir::dtc::sharding;
+
+namespace {
+
+/// A sharding as lists: per dimension the axes, and the partial axes.
+struct Split {
+  SmallVector<SmallVector<StringAttr>> dims;
+  SmallVector<StringAttr> partial;
+
+  static Split of(dist::ShardingAttr s) {
+    Split split;
+    for (dist::AxisListAttr list : s.getDims())
+      split.dims.push_back(SmallVector<StringAttr>(list.getAxes()));
+    split.partial.assign(s.getPartial().begin(), s.getPartial().end());
+    return split;
+  }
+  static Split whole(int64_t rank) {
+    Split split;
+    split.dims.resize(rank);
+    return split;
+  }
+};
+
+struct PartitionPass : public dtc::impl::PartitionPassBase<PartitionPass> {
+  void runOnOperation() override;
+
+private:
+  LogicalResult partition(func::FuncOp func);
+  LogicalResult visit(Operation *op);
+  Value reshard(Value v, const Split &to, Operation *before);
+  RankedTensorType localType(RankedTensorType global, const Split &split);
+  int64_t groupSize(ArrayRef<StringAttr> axes) const;
+  ArrayAttr axesAttr(ArrayRef<StringAttr> axes);
+
+  dist::MeshAttr mesh;
+  FlatSymbolRefAttr meshRef;
+  /// Every value's sharding as it now is (blocks after partitioning), and
+  /// its global type.
+  llvm::DenseMap<Value, Split> splits;
+  llvm::DenseMap<Value, RankedTensorType> globals;
+  llvm::DenseMap<Operation *, ShardingRule> rules;
+};
+} // namespace
+
+int64_t PartitionPass::groupSize(ArrayRef<StringAttr> axes) const {
+  int64_t n = 1;
+  for (StringAttr a : axes)
+    n *= mesh.getAxisSize(a.getValue()).value_or(1);
+  return n;
+}
+
+ArrayAttr PartitionPass::axesAttr(ArrayRef<StringAttr> axes) {
+  SmallVector<Attribute> names(axes.begin(), axes.end());
+  return ArrayAttr::get(&getContext(), names);
+}
+
+RankedTensorType PartitionPass::localType(RankedTensorType global,
+                                          const Split &split) {
+  SmallVector<int64_t> shape(global.getShape());
+  for (auto [d, axes] : llvm::enumerate(split.dims))
+    if (d < shape.size())
+      shape[d] /= groupSize(axes);
+  return RankedTensorType::get(shape, global.getElementType());
+}
+
+/// `v` (now holding `splits[v]`) as `to`: partial sums `to` does not keep
+/// are all-reduced, then each dimension split otherwise is all-gathered
+/// over its axes and cut to `to`'s.
+Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
+  auto global = globals.lookup(v);
+  if (!global)
+    return v;
+  Split from = splits.lookup(v);
+  if (from.dims.empty())
+    from = Split::whole(global.getRank());
+  OpBuilder b(before);
+  Location loc = v.getLoc();
+  SmallVector<StringAttr> reduce;
+  for (StringAttr a : from.partial)
+    if (!llvm::is_contained(to.partial, a))
+      reduce.push_back(a);
+  Value cur = v;
+  Split now = from;
+  if (!reduce.empty()) {
+    cur = b.create<dist::AllReduceOp>(
+        loc, cur.getType(), cur,
+        dist::ReduceKindAttr::get(&getContext(), dist::ReduceKind::Sum),
+        meshRef, axesAttr(reduce));
+    now.partial = to.partial;
+  }
+  for (int64_t d = 0; d < global.getRank(); ++d) {
+    if (now.dims[d] == to.dims[d])
+      continue;
+    if (!now.dims[d].empty()) {
+      SmallVector<StringAttr> axes = now.dims[d];
+      now.dims[d].clear();
+      cur = b.create<dist::AllGatherOp>(loc, localType(global, now), cur,
+                                        b.getI64IntegerAttr(d), meshRef,
+                                        axesAttr(axes));
+    }
+    if (!to.dims[d].empty()) {
+      now.dims[d] = to.dims[d];
+      cur = b.create<dist::LocalBlockOp>(loc, localType(global, now), cur,
+                                         b.getI64IntegerAttr(d), meshRef,
+                                         axesAttr(to.dims[d]));
+    }
+  }
+  if (cur != v) {
+    globals[cur] = global;
+    splits[cur] = now;
+  }
+  return cur;
+}
+
+LogicalResult PartitionPass::visit(Operation *op) {
+  if (auto c = dyn_cast<dist::ShardingConstraintOp>(op)) {
+    Value r = reshard(c.getInput(), Split::of(c.getSharding()), op);
+    c.getResult().replaceAllUsesWith(r);
+    op->erase();
+    return success();
+  }
+  if (isa<func::ReturnOp>(op))
+    return success();
+  // (Rules were taken on the global program, before any op changed.)
+  auto found = rules.find(op);
+  if (found == rules.end())
+    return op->emitError("no sharding rule for '") << op->getName() << "'";
+  ShardingRule *rule = &found->second;
+  SmallVector<SmallVector<StringAttr>> factors(rule->factors.size());
+  if (auto attr = op->getAttrOfType<ArrayAttr>("dtc.factor_axes"))
+    for (auto [f, a] : llvm::enumerate(attr.getAsRange<dist::AxisListAttr>()))
+      if (f < factors.size() && rule->factors[f].kind != FactorKind::Blocked)
+        factors[f].assign(a.getAxes().begin(), a.getAxes().end());
+  // Operands as the op runs them.
+  SmallVector<unsigned> partialOperands;
+  for (OpOperand &use : op->getOpOperands())
+    if (!splits.lookup(use.get()).partial.empty())
+      partialOperands.push_back(use.getOperandNumber());
+  bool keepPartial = passesPartialSums(op, partialOperands);
+  for (OpOperand &use : op->getOpOperands()) {
+    auto global = globals.lookup(use.get());
+    if (!global)
+      continue;
+    Split want = Split::whole(global.getRank());
+    for (auto [d, f] : llvm::enumerate(rule->operands[use.getOperandNumber()]))
+      if (f >= 0)
+        want.dims[d] = factors[f];
+    if (keepPartial)
+      want.partial = splits.lookup(use.get()).partial;
+    use.set(reshard(use.get(), want, op));
+  }
+  // Results: the blocks the op computes with those operands (its factors'
+  // splits; partial sums as propagation found them). Where a user wants
+  // another split, the constraint after it reshards.
+  auto shardings = op->getAttrOfType<ArrayAttr>("dtc.shardings");
+  unsigned k = 0;
+  for (auto [index, r] : llvm::enumerate(op->getResults())) {
+    auto global = dyn_cast<RankedTensorType>(r.getType());
+    if (!global)
+      continue;
+    Split split = Split::whole(global.getRank());
+    for (auto [d, f] : llvm::enumerate(rule->results[index]))
+      if (f >= 0 && d < split.dims.size())
+        split.dims[d] = factors[f];
+    if (shardings && k < shardings.size())
+      split.partial = Split::of(cast<dist::ShardingAttr>(shardings[k])).partial;
+    ++k;
+    globals[r] = global;
+    splits[r] = split;
+    r.setType(localType(global, split));
+  }
+  // Ops whose attributes hold global extents.
+  if (auto constant = dyn_cast<dtg::ConstantOp>(op)) {
+    Value r = constant.getResult();
+    auto global = globals.lookup(r);
+    if (r.getType() != global) {
+      // Each rank's block of the whole constant.
+      r.setType(global);
+      Split split = splits[r];
+      splits[r] = Split::whole(global.getRank());
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : r.getUses())
+        uses.push_back(&use);
+      Value block = reshard(r, split, op->getNextNode());
+      for (OpOperand *use : uses)
+        use->set(block);
+    }
+  }
+  if (auto slice = dyn_cast<dtg::SliceOp>(op)) {
+    SmallVector<int64_t> limits(slice.getLimits());
+    auto local = cast<RankedTensorType>(slice.getResult().getType());
+    auto global = globals.lookup(slice.getResult());
+    for (int64_t d = 0; d < local.getRank(); ++d)
+      if (local.getDimSize(d) != global.getDimSize(d))
+        limits[d] = local.getDimSize(d);
+    slice.setLimits(limits);
+  }
+  if (auto dropout = dyn_cast<dtg::DropoutOp>(op)) {
+    Split s = splits.lookup(dropout.getResult());
+    for (unsigned d = 1; d < s.dims.size(); ++d)
+      if (!s.dims[d].empty() && dropout.getRatio().convertToDouble() > 0)
+        return op->emitError("dropout on a tensor split along dimension ")
+               << d
+               << " is not supported yet (its masks would change with the "
+                  "split)";
+  }
+  return success();
+}
+
+LogicalResult PartitionPass::partition(func::FuncOp func) {
+  splits.clear();
+  globals.clear();
+  rules.clear();
+  Block &body = func.getBody().front();
+  // The rules of the global program, before any type changes.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body) {
+    ops.push_back(&op);
+    if (isa<func::ReturnOp, dist::ShardingConstraintOp>(op))
+      continue;
+    const ShardingRuleFn *fn = getShardingRuleRegistry().lookup(&op);
+    if (!fn)
+      return op.emitError("no sharding rule for '") << op.getName() << "'";
+    FailureOr<ShardingRule> rule = (*fn)(&op);
+    if (failed(rule))
+      return failure();
+    rules[&op] = std::move(*rule);
+  }
+  for (BlockArgument arg : body.getArguments()) {
+    auto global = dyn_cast<RankedTensorType>(arg.getType());
+    if (!global)
+      continue;
+    globals[arg] = global;
+    Split split = Split::whole(global.getRank());
+    if (auto s = func.getArgAttrOfType<dist::ShardingAttr>(arg.getArgNumber(),
+                                                           "dist.sharding"))
+      split = Split::of(s);
+    splits[arg] = split;
+    // (Kept on the argument as dtc.sharding: the dist dialect checks
+    // dist.sharding against the local type.)
+    if (auto s = func.getArgAttr(arg.getArgNumber(), "dist.sharding")) {
+      func.removeArgAttr(arg.getArgNumber(), "dist.sharding");
+      func.setArgAttr(arg.getArgNumber(), "dtc.sharding", s);
+    }
+    arg.setType(localType(global, split));
+  }
+  for (Operation *op : ops)
+    if (failed(visit(op)))
+      return failure();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto global = globals.lookup(v);
+    if (!global)
+      continue;
+    Split s = splits.lookup(v);
+    SmallVector<dist::AxisListAttr> dims;
+    for (auto &axes : s.dims)
+      dims.push_back(dist::AxisListAttr::get(&getContext(), axes));
+    func.setResultAttr(
+        i, "dtc.sharding",
+        dist::ShardingAttr::get(&getContext(), meshRef, dims, s.partial));
+  }
+  func.setFunctionType(FunctionType::get(&getContext(), body.getArgumentTypes(),
+                                         ret.getOperandTypes()));
+  func.walk([](Operation *op) {
+    op->removeAttr("dtc.shardings");
+    op->removeAttr("dtc.factor_axes");
+  });
+  return success();
+}
+
+void PartitionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
+  if (meshes.size() != 1) {
+    module.emitError("partitioning needs exactly one dist.mesh, the module "
+                     "has ")
+        << meshes.size();
+    return signalPassFailure();
+  }
+  mesh = meshes.front().getMesh();
+  meshRef = FlatSymbolRefAttr::get(meshes.front().getSymNameAttr());
+  // (A function that calls others, such as @train_step, hands blocks to its
+  // callees and is partitioned by the step's own pass; see Passes.td.)
+  for (auto func : module.getOps<func::FuncOp>()) {
+    bool calls = false;
+    func.walk([&](func::CallOp) { calls = true; });
+    if (!calls && failed(partition(func)))
+      return signalPassFailure();
+  }
+}

@@ -1,0 +1,72 @@
+// RUN: dtc-opt %s -split-input-file --dtc-propagate-sharding --dtc-partition | FileCheck %s
+
+// Tests partitioning a Megatron MLP block whose shardings propagation found
+// (x rows over dp, the first weight's columns and the second's rows over
+// tp): every value takes its block's shape, the column-parallel and the
+// row-parallel matmul run with no communication between them, and the one
+// collective is the all-reduce over tp of the row-parallel matmul's partial
+// sum, just before the tanh that needs it whole. Arguments and results
+// carry the shardings of the whole tensors.
+
+// CHECK-LABEL: func.func @mlp(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x8xf32> {dtc.sharding = #dist.sharding<@mesh, [{"dp"}, {}]>}
+// CHECK-SAME: %[[W1:[^:]+]]: tensor<8x8xf32> {dtc.sharding = #dist.sharding<@mesh, [{}, {"tp"}]>}
+// CHECK-SAME: %[[W2:[^:]+]]: tensor<8x8xf32> {dtc.sharding = #dist.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: -> (tensor<2x8xf32> {dtc.sharding = #dist.sharding<@mesh, [{"dp"}, {}]>})
+// CHECK-NEXT: %[[H:.+]] = dtg.matmul %[[X]], %[[W1]] : tensor<2x8xf32>, tensor<8x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT: %[[G:.+]] = dtg.gelu %[[H]] {approximate = false} : tensor<2x8xf32>
+// CHECK-NEXT: %[[Y:.+]] = dtg.matmul %[[G]], %[[W2]] : tensor<2x8xf32>, tensor<8x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT: %[[R:.+]] = dist.all_reduce sum %[[Y]] on @mesh mesh_axes = ["tp"] : tensor<2x8xf32>
+// CHECK-NEXT: %[[T:.+]] = dtg.tanh %[[R]] : tensor<2x8xf32>
+// CHECK-NEXT: return %[[T]]
+
+module {
+  dist.mesh @mesh = <["pp" = 1, "dp" = 2, "tp" = 2]>
+  func.func @mlp(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32>) -> tensor<4x8xf32> {
+    %xc = dist.sharding_constraint %x <@mesh, [{"dp"}, {}]> : tensor<4x8xf32>
+    %w1c = dist.sharding_constraint %w1 <@mesh, [{}, {"tp"}]> : tensor<8x16xf32>
+    %w2c = dist.sharding_constraint %w2 <@mesh, [{"tp"}, {}]> : tensor<16x8xf32>
+    %h = dtg.matmul %xc, %w1c : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+    %g = dtg.gelu %h {approximate = false} : tensor<4x16xf32>
+    %y = dtg.matmul %g, %w2c : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+    %t = dtg.tanh %y : tensor<4x8xf32>
+    return %t : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// Tests the reshards of a conflict and of ops that need whole dimensions:
+// y's rows split over dp meet x's over tp at the add (x's split wins), so y
+// is all-gathered over dp and cut over tp; the softmax needs its axis whole,
+// so the column split a constraint asks for after it is a local block; a
+// constant the add reads in blocks becomes each rank's block of it; a
+// slice of the rows' whole extent takes the block's limits.
+
+// CHECK-LABEL: func.func @reshards(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x4xf32>
+// CHECK-SAME: %[[Y:[^:]+]]: tensor<2x4xf32>
+// CHECK: %[[YW:.+]] = dist.all_gather %[[Y]] on @mesh mesh_axes = ["dp"] gather_axis = 0 : tensor<2x4xf32> -> tensor<4x4xf32>
+// CHECK: %[[YT:.+]] = dist.local_block %[[YW]] on @mesh mesh_axes = ["tp"] slice_axis = 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[S:.+]] = dtg.add %[[X]], %[[YT]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[C:.+]] = dtg.constant dense<{{.*}}> : tensor<4x4xf32>
+// CHECK: %[[CB:.+]] = dist.local_block %[[C]] on @mesh mesh_axes = ["tp"] slice_axis = 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK: dtg.mul %[[S]], %[[CB]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[SM:.+]] = dtg.softmax {{.*}} : tensor<2x4xf32>
+// CHECK: dist.local_block %[[SM]] on @mesh mesh_axes = ["dp"] slice_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+// CHECK: dtg.slice {{.*}}{limits = array<i64: 2, 4>, starts = array<i64: 0, 1>{{.*}} : tensor<2x4xf32> -> tensor<2x3xf32>
+
+module {
+  dist.mesh @mesh = <["pp" = 1, "dp" = 2, "tp" = 2]>
+  func.func @reshards(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x3xf32>) {
+    %a = dist.sharding_constraint %x <@mesh, [{"tp"}, {}]> : tensor<4x4xf32>
+    %b = dist.sharding_constraint %y <@mesh, [{"dp"}, {}]> : tensor<4x4xf32>
+    %s = dtg.add %a, %b : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %c = dtg.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0], [13.0, 14.0, 15.0, 16.0]]> : tensor<4x4xf32>
+    %m = dtg.mul %s, %c : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %sm = dtg.softmax %m {axis = 1 : i64} : tensor<4x4xf32>
+    %cols = dist.sharding_constraint %sm <@mesh, [{"tp"}, {"dp"}]> : tensor<4x4xf32>
+    %sl = dtg.slice %m {limits = array<i64: 4, 4>, starts = array<i64: 0, 1>, steps = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<4x3xf32>
+    return %cols, %sl : tensor<4x4xf32>, tensor<4x3xf32>
+  }
+}
