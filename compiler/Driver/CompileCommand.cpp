@@ -79,13 +79,17 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (!parseMesh(cmd.mesh, dp, tp, pp))
     return reportError("--mesh expects DPxTPxPP or dp=N,tp=N,pp=N, got '" +
                        cmd.mesh + "'");
-  if (tp != 1 || pp != 1)
-    return reportError(
-        "--mesh " + cmd.mesh + ": " +
-        (tp != 1 ? "tensor parallelism (tp=" + Twine(tp) + ")"
-                 : "pipeline parallelism (pp=" + Twine(pp) + ")") +
-        " is not supported yet; this build partitions over data-parallel "
-        "ranks only (--mesh Nx1x1 or dp=N)");
+  if (pp != 1)
+    return reportError("--mesh " + cmd.mesh +
+                       ": pipeline parallelism (pp=" + Twine(pp) +
+                       ") is not supported yet; this build partitions over "
+                       "data-parallel or tensor-parallel ranks (--mesh "
+                       "Nx1x1 or 1xTx1)");
+  if (tp != 1 && dp != 1)
+    return reportError("--mesh " + cmd.mesh +
+                       ": tensor parallelism combined with data parallelism "
+                       "is not supported yet; --mesh Nx1x1 (dp) and 1xTx1 "
+                       "(tp) are");
   if (cmd.zero < 0 || cmd.zero > 3)
     return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
   if (cmd.target != "cpu")
@@ -175,6 +179,16 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   importTimer.stop();
   if (failed(module))
     return 1;
+  if (tp > 1) {
+    // Megatron's splits of the linear layers, as the seeds of propagation.
+    PassManager plan(&context);
+    PlanTensorParallelPassOptions tpPlan;
+    tpPlan.dp = dp;
+    tpPlan.tp = tp;
+    plan.addPass(createPlanTensorParallelPass(tpPlan));
+    if (failed(plan.run(**module)))
+      return 1;
+  }
   BuildTrainStepPassOptions training = cmd.training;
   training.microBatches = local / micro;
   training.syncBatchNormDp = cmd.localBatchNorm ? 1 : dp;
@@ -184,6 +198,12 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     pm.addPass(createMixedPrecisionPass(precision));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (tp > 1) {
+    // Tensor parallelism: shardings spread from the plan's through every
+    // op of the steps, then each function becomes the rank's program.
+    pm.addPass(createPropagateShardingPass());
+    pm.addPass(createPartitionPass());
+  }
   PartitionDataParallelPassOptions partition;
   partition.dp = dp;
   partition.zero = cmd.zero;

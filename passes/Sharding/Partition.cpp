@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <map>
+
 namespace mlir::dtc {
 #define GEN_PASS_DEF_PARTITIONPASS
 #include "passes/Sharding/Passes.h.inc"
@@ -49,6 +51,7 @@ struct PartitionPass : public dtc::impl::PartitionPassBase<PartitionPass> {
 private:
   LogicalResult partition(func::FuncOp func);
   LogicalResult visit(Operation *op);
+  LogicalResult visitCall(func::CallOp call);
   Value reshard(Value v, const Split &to, Operation *before);
   RankedTensorType localType(RankedTensorType global, const Split &split);
   int64_t groupSize(ArrayRef<StringAttr> axes) const;
@@ -61,6 +64,7 @@ private:
   llvm::DenseMap<Value, Split> splits;
   llvm::DenseMap<Value, RankedTensorType> globals;
   llvm::DenseMap<Operation *, ShardingRule> rules;
+  std::map<std::pair<void *, std::string>, Value> resharded;
 };
 } // namespace
 
@@ -88,13 +92,33 @@ RankedTensorType PartitionPass::localType(RankedTensorType global,
 /// `v` (now holding `splits[v]`) as `to`: partial sums `to` does not keep
 /// are all-reduced, then each dimension split otherwise is all-gathered
 /// over its axes and cut to `to`'s.
+/// A key for a split: its axes per dimension and its partial axes.
+static std::string keyOf(const Split &s) {
+  std::string key;
+  for (const auto &axes : s.dims) {
+    key += "[";
+    for (StringAttr a : axes)
+      key += a.str() + ",";
+    key += "]";
+  }
+  key += "p";
+  for (StringAttr a : s.partial)
+    key += a.str() + ",";
+  return key;
+}
+
 Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
   auto global = globals.lookup(v);
   if (!global)
     return v;
-  Split from = splits.lookup(v);
-  if (from.dims.empty())
-    from = Split::whole(global.getRank());
+  // One reshard of a value to a split serves every op after it that wants
+  // it (inserted before the first).
+  std::pair<void *, std::string> cacheKey{v.getAsOpaquePointer(), keyOf(to)};
+  if (auto it = resharded.find(cacheKey); it != resharded.end())
+    return it->second;
+  auto known = splits.find(v);
+  Split from =
+      known != splits.end() ? known->second : Split::whole(global.getRank());
   OpBuilder b(before);
   Location loc = v.getLoc();
   SmallVector<StringAttr> reduce;
@@ -130,6 +154,7 @@ Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
   if (cur != v) {
     globals[cur] = global;
     splits[cur] = now;
+    resharded[cacheKey] = cur;
   }
   return cur;
 }
@@ -143,6 +168,8 @@ LogicalResult PartitionPass::visit(Operation *op) {
   }
   if (isa<func::ReturnOp>(op))
     return success();
+  if (auto call = dyn_cast<func::CallOp>(op))
+    return visitCall(call);
   // (Rules were taken on the global program, before any op changed.)
   auto found = rules.find(op);
   if (found == rules.end())
@@ -208,6 +235,13 @@ LogicalResult PartitionPass::visit(Operation *op) {
         use->set(block);
     }
   }
+  // A gemm whose contraction is split adds its bias on every rank: each
+  // adds its share, so that the partial sums add up to one bias.
+  if (auto gemm = dyn_cast<dtg::GemmOp>(op))
+    if (gemm.getC() && !factors[2].empty())
+      gemm.setBetaAttr(FloatAttr::get(gemm.getBetaAttr().getType(),
+                                      gemm.getBeta().convertToDouble() /
+                                          double(groupSize(factors[2]))));
   if (auto slice = dyn_cast<dtg::SliceOp>(op)) {
     SmallVector<int64_t> limits(slice.getLimits());
     auto local = cast<RankedTensorType>(slice.getResult().getType());
@@ -229,16 +263,49 @@ LogicalResult PartitionPass::visit(Operation *op) {
   return success();
 }
 
+/// A call of a partitioned function: its operands as the callee's
+/// arguments are split, its results as the callee's results are.
+LogicalResult PartitionPass::visitCall(func::CallOp call) {
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
+  if (!callee)
+    return call.emitError("calls an unknown function");
+  for (OpOperand &use : call->getOpOperands()) {
+    auto global = globals.lookup(use.get());
+    if (!global)
+      continue;
+    Split want = Split::whole(global.getRank());
+    if (auto s = callee.getArgAttrOfType<dist::ShardingAttr>(
+            use.getOperandNumber(), "dtc.sharding"))
+      want = Split::of(s);
+    use.set(reshard(use.get(), want, call));
+  }
+  for (OpResult r : call->getResults()) {
+    auto global = dyn_cast<RankedTensorType>(r.getType());
+    if (!global)
+      continue;
+    Split split = Split::whole(global.getRank());
+    if (auto s = callee.getResultAttrOfType<dist::ShardingAttr>(
+            r.getResultNumber(), "dtc.sharding"))
+      split = Split::of(s);
+    globals[r] = global;
+    splits[r] = split;
+    r.setType(callee.getResultTypes()[r.getResultNumber()]);
+  }
+  return success();
+}
+
 LogicalResult PartitionPass::partition(func::FuncOp func) {
   splits.clear();
   globals.clear();
   rules.clear();
+  resharded.clear();
   Block &body = func.getBody().front();
   // The rules of the global program, before any type changes.
   SmallVector<Operation *> ops;
   for (Operation &op : body) {
     ops.push_back(&op);
-    if (isa<func::ReturnOp, dist::ShardingConstraintOp>(op))
+    if (isa<func::ReturnOp, func::CallOp, dist::ShardingConstraintOp>(op))
       continue;
     const ShardingRuleFn *fn = getShardingRuleRegistry().lookup(&op);
     if (!fn)
@@ -302,12 +369,37 @@ void PartitionPass::runOnOperation() {
   }
   mesh = meshes.front().getMesh();
   meshRef = FlatSymbolRefAttr::get(meshes.front().getSymNameAttr());
-  // (A function that calls others, such as @train_step, hands blocks to its
-  // callees and is partitioned by the step's own pass; see Passes.td.)
-  for (auto func : module.getOps<func::FuncOp>()) {
-    bool calls = false;
-    func.walk([&](func::CallOp) { calls = true; });
-    if (!calls && failed(partition(func)))
+  // Callees before their callers.
+  SmallVector<func::FuncOp> order;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.walk([](func::CallOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      order.push_back(func);
+    else
+      order.insert(order.begin(), func);
+  for (func::FuncOp func : order)
+    if (failed(partition(func)))
       return signalPassFailure();
+  // @eval_step takes @train_step's arguments: those it does not read (the
+  // optimizer state) take their blocks too.
+  auto train = module.lookupSymbol<func::FuncOp>("train_step");
+  auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
+  if (train && eval && train.getNumArguments() == eval.getNumArguments()) {
+    for (unsigned i = 0; i < train.getNumArguments(); ++i) {
+      BlockArgument a = train.getArgument(i), b = eval.getArgument(i);
+      if (a.getType() == b.getType())
+        continue;
+      if (!b.use_empty()) {
+        eval.emitError("@eval_step argument #")
+            << i << " is split otherwise than @train_step's";
+        return signalPassFailure();
+      }
+      b.setType(a.getType());
+      if (Attribute s = train.getArgAttr(i, "dtc.sharding"))
+        eval.setArgAttr(i, "dtc.sharding", s);
+    }
+    eval.setFunctionType(FunctionType::get(
+        &getContext(), eval.getBody().front().getArgumentTypes(),
+        eval.getResultTypes()));
   }
 }

@@ -120,12 +120,34 @@ def PartitionPass : Pass<"dtc-partition", "ModuleOp"> {
     column-parallel and a row-parallel matmul, an all-reduce where the
     row-parallel one's partial sum meets a nonlinear op.
 
-    Functions that call others (`@train_step`) are left alone: they hand
-    blocks to their callees, which needs the step's own partitioning
-    (dtc-partition-data-parallel for dp today); `dtc compile` does not run
-    this pass yet (tensor parallelism is not wired into it).
+    Callees are partitioned before their callers; a `func.call` hands its
+    operands split as the callee's arguments are (`dtc.sharding`) and its
+    results are split as the callee's results. `@eval_step`'s arguments it
+    does not read take `@train_step`'s types.
   }];
   let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
+def PlanTensorParallelPass
+    : Pass<"dtc-plan-tensor-parallel", "ModuleOp"> {
+  let summary = "Splits @main's linear layers over tp in Megatron's pairs: "
+                "column-parallel, then row-parallel.";
+  let description = [{
+    Declares `dist.mesh @mesh = <["pp" = 1, "dp" = DP, "tp" = TP]>` and
+    gives the parameter matrices that matmuls and gemms multiply by (in
+    program order; a parameter a gather also reads, a tied embedding, is
+    left whole) a `dist.sharding` in turn: the first split by its output
+    features (column-parallel), the next by its input features
+    (row-parallel), and so on, skipping a matrix tp does not divide. The
+    shardings of everything else follow by propagation (a column-parallel
+    layer's bias, the activations between the two, the partial sum after
+    the second).
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+  let options = [
+    Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+  ];
 }
 
 def TestShardingRulesPass : Pass<"dtc-test-sharding-rules", "ModuleOp"> {

@@ -68,6 +68,10 @@ private:
   llvm::DenseSet<std::pair<Operation *, int64_t>> reported;
   /// Per op, the axes each of its factors is split over.
   llvm::DenseMap<Operation *, SmallVector<SmallVector<StringAttr>>> factorAxes;
+  /// The shardings a propagated function's arguments and results ended
+  /// with: a call of it seeds its operands and results with them.
+  llvm::DenseMap<Operation *, SmallVector<ValueSharding>> calleeArgs,
+      calleeResults;
 };
 } // namespace
 
@@ -237,6 +241,31 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
                      "the sharding of argument #" +
                          std::to_string(arg.getArgNumber())};
     }
+  // A call hands its operands to a function propagated before: they and
+  // its results take the shardings the callee's arguments and results
+  // have (a parameter a micro-step splits is split where the step holds
+  // it).
+  func.walk([&](func::CallOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!callee || !calleeArgs.count(callee))
+      return;
+    std::string origin = "the call of @" + callee.getSymName().str();
+    for (auto [v, s] : llvm::zip(call.getOperands(), calleeArgs[callee])) {
+      ValueSharding &mine = stateOf(v);
+      for (auto [d, split] : llvm::enumerate(s.dims))
+        if (!split.axes.empty() && d < mine.dims.size() &&
+            mine.dims[d].axes.empty())
+          mine.dims[d] = {split.axes, 0, origin};
+    }
+    for (auto [v, s] : llvm::zip(call.getResults(), calleeResults[callee])) {
+      ValueSharding &mine = stateOf(v);
+      for (auto [d, split] : llvm::enumerate(s.dims))
+        if (d < mine.dims.size())
+          mine.dims[d] = {split.axes, 0, origin};
+      mine.partial = s.partial;
+    }
+  });
   func.walk([&](dist::ShardingConstraintOp c) {
     std::string node = nodeName(c.getLoc());
     std::string origin =
@@ -283,6 +312,16 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
       out.partial = in.partial;
     });
   }
+  // What callers see.
+  SmallVector<ValueSharding> &args = calleeArgs[func];
+  args.clear();
+  for (BlockArgument arg : func.getArguments())
+    args.push_back(stateOf(arg));
+  SmallVector<ValueSharding> &results = calleeResults[func];
+  results.clear();
+  for (Value v : func.getBody().front().getTerminator()->getOperands())
+    results.push_back(stateOf(v));
+
   // Results.
   for (BlockArgument arg : func.getArguments())
     if (isa<RankedTensorType>(arg.getType()))
@@ -327,7 +366,15 @@ void PropagateShardingPass::runOnOperation() {
   }
   mesh = meshes.front().getMesh();
   meshRef = FlatSymbolRefAttr::get(meshes.front().getSymNameAttr());
-  for (auto func : module.getOps<func::FuncOp>()) {
+  // Callees before their callers.
+  SmallVector<func::FuncOp> order;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.walk([](func::CallOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      order.push_back(func);
+    else
+      order.insert(order.begin(), func);
+  for (func::FuncOp func : order) {
     state.clear();
     factorAxes.clear();
     if (failed(propagate(func)))

@@ -58,7 +58,9 @@ static FailureOr<ShardingRule> matmulRule(Operation *op) {
   return rule;
 }
 
-/// gemm: op(A) [M, K] x op(B) [K, N] (+ C broadcast to [M, N]).
+/// gemm: op(A) [M, K] x op(B) [K, N] (+ C broadcast to [M, N]). (A split
+/// K leaves partial sums; partitioning divides beta by the split, so that
+/// the bias is added once in their sum.) Factors: M, N, K in that order.
 static FailureOr<ShardingRule> gemmRule(Operation *op) {
   auto gemm = cast<GemmOp>(op);
   ArrayRef<int64_t> c = shapeOf(gemm.getResult());
@@ -181,7 +183,12 @@ void mlir::dtc::sharding::registerNNShardingRules(
     if (op->getNumOperands() == 3)
       layout.push_back("O");
     layout.push_back("NO");
-    return channelsRule(op, layout);
+    ShardingRule rule = channelsRule(op, layout);
+    // With a bias, a split of the input channels would add it on every
+    // rank: they stay whole.
+    if (op->getNumOperands() == 3)
+      rule.factors[rule.operands[0][1]].kind = FactorKind::Blocked;
+    return rule;
   });
   // conv_input_grad(grad [N, O], weight [O, I]) -> [N, I];
   // conv_weight_grad(grad [N, O], input [N, I]) -> [O, I] (N summed).
