@@ -83,13 +83,13 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     return reportError("--mesh " + cmd.mesh +
                        ": pipeline parallelism (pp=" + Twine(pp) +
                        ") is not supported yet; this build partitions over "
-                       "data-parallel or tensor-parallel ranks (--mesh "
-                       "Nx1x1 or 1xTx1)");
-  if (tp != 1 && dp != 1)
-    return reportError("--mesh " + cmd.mesh +
-                       ": tensor parallelism combined with data parallelism "
-                       "is not supported yet; --mesh Nx1x1 (dp) and 1xTx1 "
-                       "(tp) are");
+                       "data-parallel and tensor-parallel ranks (--mesh "
+                       "DPxTPx1)");
+  if (tp != 1 && dp != 1 && cmd.zero != 0)
+    return reportError("--mesh " + cmd.mesh + " --zero " + Twine(cmd.zero) +
+                       ": ZeRO with tensor parallelism is not supported yet "
+                       "(data and tensor parallelism together run with "
+                       "--zero 0)");
   if (cmd.zero < 0 || cmd.zero > 3)
     return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
   if (cmd.target != "cpu")

@@ -359,9 +359,8 @@ LogicalResult PartitionDataParallelPass::visitReturn(func::ReturnOp ret) {
 }
 
 LogicalResult PartitionDataParallelPass::visit(Operation *op) {
-  if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-          dist::LocalBlockOp>(op))
-    return success();
+  // (Collectives over other axes, from tensor parallelism, take whole
+  // values over dp like any op without a rule here.)
   // A partial sum resolved for an earlier user is read resolved.
   for (OpOperand &use : op->getOpOperands()) {
     if (layoutOf(use.get()).kind != Layout::Partial)
@@ -613,11 +612,14 @@ void PartitionDataParallelPass::runOnOperation() {
       dist::MeshAttr::get(ctx, {dist::MeshAxis{StringAttr::get(ctx, "pp"), 1},
                                 dist::MeshAxis{StringAttr::get(ctx, "dp"), dp},
                                 dist::MeshAxis{StringAttr::get(ctx, "tp"), 1}});
-  // (Synchronized batch norms declared it already.)
+  // (Synchronized batch norms or a tensor-parallel plan declared it
+  // already; its dp must be this pass's.)
   if (auto existing = module.lookupSymbol<dist::MeshOp>(sharding::kMeshName)) {
-    if (existing.getMesh() != meshAttr)
+    if (existing.getMesh().getAxisSize("dp") != std::optional<int64_t>(dp) ||
+        existing.getMesh().getAxisSize("pp").value_or(1) != 1)
       return (void)(existing.emitError("the module's mesh ")
-                    << existing.getMesh() << " is not " << meshAttr),
+                    << existing.getMesh() << " does not have dp=" << int64_t(dp)
+                    << " and pp=1"),
              signalPassFailure();
   } else {
     top.create<dist::MeshOp>(module.getLoc(), sharding::kMeshName, meshAttr);
