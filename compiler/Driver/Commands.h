@@ -98,6 +98,8 @@ struct CompileCommandOptions {
   int64_t zero = 0;
   /// --explain: print the shardings and the collectives (stdout).
   bool explain = false;
+  /// --shard NAME=SPEC: user splits of parameters over tp.
+  std::vector<std::string> shards;
   /// --local-batchnorm: per-rank batch statistics.
   bool localBatchNorm = false;
   std::string target = "cpu";

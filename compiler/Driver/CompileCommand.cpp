@@ -179,12 +179,17 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   importTimer.stop();
   if (failed(module))
     return 1;
+  if (!cmd.shards.empty() && tp == 1)
+    return reportError("--shard splits parameters over the tensor-parallel "
+                       "axis: it needs a mesh with tp > 1 (--mesh " +
+                       cmd.mesh + " has none)");
   if (tp > 1) {
     // Megatron's splits of the linear layers, as the seeds of propagation.
     PassManager plan(&context);
     PlanTensorParallelPassOptions tpPlan;
     tpPlan.dp = dp;
     tpPlan.tp = tp;
+    tpPlan.shard = cmd.shards;
     plan.addPass(createPlanTensorParallelPass(tpPlan));
     if (failed(plan.run(**module)))
       return 1;

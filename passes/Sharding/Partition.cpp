@@ -134,22 +134,26 @@ Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
         meshRef, axesAttr(reduce));
     now.partial = to.partial;
   }
+  // Every split that changes is undone first (all-gathers), then the new
+  // ones made (local blocks): an axis may move from one dimension to
+  // another, and a rank's block along one must not be cut while the axis
+  // still splits the other.
+  for (int64_t d = 0; d < global.getRank(); ++d) {
+    if (now.dims[d] == to.dims[d] || now.dims[d].empty())
+      continue;
+    SmallVector<StringAttr> axes = now.dims[d];
+    now.dims[d].clear();
+    cur = b.create<dist::AllGatherOp>(loc, localType(global, now), cur,
+                                      b.getI64IntegerAttr(d), meshRef,
+                                      axesAttr(axes));
+  }
   for (int64_t d = 0; d < global.getRank(); ++d) {
     if (now.dims[d] == to.dims[d])
       continue;
-    if (!now.dims[d].empty()) {
-      SmallVector<StringAttr> axes = now.dims[d];
-      now.dims[d].clear();
-      cur = b.create<dist::AllGatherOp>(loc, localType(global, now), cur,
-                                        b.getI64IntegerAttr(d), meshRef,
-                                        axesAttr(axes));
-    }
-    if (!to.dims[d].empty()) {
-      now.dims[d] = to.dims[d];
-      cur = b.create<dist::LocalBlockOp>(loc, localType(global, now), cur,
-                                         b.getI64IntegerAttr(d), meshRef,
-                                         axesAttr(to.dims[d]));
-    }
+    now.dims[d] = to.dims[d];
+    cur = b.create<dist::LocalBlockOp>(loc, localType(global, now), cur,
+                                       b.getI64IntegerAttr(d), meshRef,
+                                       axesAttr(to.dims[d]));
   }
   if (cur != v) {
     globals[cur] = global;
@@ -321,9 +325,16 @@ LogicalResult PartitionPass::partition(func::FuncOp func) {
       continue;
     globals[arg] = global;
     Split split = Split::whole(global.getRank());
+    // (Data comes in whole: each rank reads its samples, all of each.)
+    auto role =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dtg.role");
+    bool data = role && role.getValue() == "input";
     if (auto s = func.getArgAttrOfType<dist::ShardingAttr>(arg.getArgNumber(),
-                                                           "dist.sharding"))
+                                                           "dist.sharding");
+        s && !data)
       split = Split::of(s);
+    if (data)
+      func.removeArgAttr(arg.getArgNumber(), "dist.sharding");
     splits[arg] = split;
     // (Kept on the argument as dtc.sharding: the dist dialect checks
     // dist.sharding against the local type.)
@@ -337,6 +348,24 @@ LogicalResult PartitionPass::partition(func::FuncOp func) {
     if (failed(visit(op)))
       return failure();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  // Carried state (a parameter, its optimizer state, model state) comes
+  // back split as the argument it replaces is: the next step takes it
+  // there.
+  for (OpOperand &use : ret->getOpOperands()) {
+    unsigned i = use.getOperandNumber();
+    auto role = func.getResultAttrOfType<StringAttr>(i, "dtg.role");
+    auto name = func.getResultAttrOfType<StringAttr>(i, "dtg.name");
+    if (!role || !name ||
+        !llvm::is_contained({"parameter", "optimizer_state", "state"},
+                            role.getValue()))
+      continue;
+    for (BlockArgument arg : body.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), "dtg.role") == role &&
+          func.getArgAttr(arg.getArgNumber(), "dtg.name") == name) {
+        use.set(reshard(use.get(), splits.lookup(arg), ret));
+        break;
+      }
+  }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto global = globals.lookup(v);
     if (!global)

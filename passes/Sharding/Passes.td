@@ -138,7 +138,10 @@ def PlanTensorParallelPass
     program order; a parameter a gather also reads, a tied embedding, is
     left whole) a `dist.sharding` in turn: the first split by its output
     features (column-parallel), the next by its input features
-    (row-parallel), and so on, skipping a matrix tp does not divide. The
+    (row-parallel), and so on, skipping a matrix tp does not divide. A
+    user's `shard` (`--shard NAME=SPEC`) replaces the plan's split of that
+    parameter (any parameter, by its ONNX name); a name, an axis or a
+    split that does not fit is an error naming it. The
     shardings of everything else follow by propagation (a column-parallel
     layer's bias, the activations between the two, the partial sum after
     the second).
@@ -147,6 +150,9 @@ def PlanTensorParallelPass
   let options = [
     Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
     Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+    ListOption<"shard", "shard", "std::string",
+               "User splits NAME=SPEC (SPEC: per dimension 'tp' or '-'), "
+               "which replace the plan's for those parameters">,
   ];
 }
 

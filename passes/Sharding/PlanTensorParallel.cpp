@@ -115,4 +115,65 @@ void PlanTensorParallelPass::runOnOperation() {
                         ctx, FlatSymbolRefAttr::get(ctx, "mesh"), dims, {}));
     column = !column;
   }
+
+  // The user's splits.
+  for (const std::string &entry : shard) {
+    auto [name, spec] = StringRef(entry).split('=');
+    std::optional<unsigned> index;
+    for (unsigned i = 0; i < main.getNumArguments(); ++i)
+      if (auto n = main.getArgAttrOfType<StringAttr>(i, "dtg.name");
+          n && n.getValue() == name)
+        index = i;
+    if (!index) {
+      main.emitError("--shard ")
+          << entry << ": the model has no tensor '" << name << "'";
+      return signalPassFailure();
+    }
+    auto argType =
+        dyn_cast<RankedTensorType>(main.getArgument(*index).getType());
+    // (Entries are separated by ',' or ':', which pass pipelines, whose
+    // list options split at commas, can carry.)
+    SmallVector<StringRef> parts, entries;
+    spec.split(parts, ',');
+    for (StringRef part : parts)
+      part.split(entries, ':');
+    if (!argType || int64_t(entries.size()) != argType.getRank()) {
+      main.emitError("--shard ")
+          << entry << ": '" << name << "' is "
+          << main.getArgument(*index).getType()
+          << "; give one entry ('tp' or '-') per dimension";
+      return signalPassFailure();
+    }
+    SmallVector<dist::AxisListAttr> dims;
+    for (auto [d, e] : llvm::enumerate(entries)) {
+      if (e == "-") {
+        dims.push_back(dist::AxisListAttr::get(ctx, {}));
+        continue;
+      }
+      if (e != "tp") {
+        main.emitError("--shard ")
+            << entry << ": '" << e
+            << "' is not a split this build makes (per dimension 'tp' or "
+               "'-')";
+        return signalPassFailure();
+      }
+      if (argType.getDimSize(d) % tp != 0) {
+        main.emitError("--shard ") << entry << ": dimension " << d << " of '"
+                                   << name << "' (" << argType.getDimSize(d)
+                                   << ") does not divide by tp=" << int64_t(tp);
+        return signalPassFailure();
+      }
+      dims.push_back(
+          dist::AxisListAttr::get(ctx, {StringAttr::get(ctx, "tp")}));
+    }
+    if (llvm::count_if(dims, [](dist::AxisListAttr a) {
+          return !a.getAxes().empty();
+        }) > 1) {
+      main.emitError("--shard ") << entry << ": tp splits one dimension";
+      return signalPassFailure();
+    }
+    main.setArgAttr(*index, "dist.sharding",
+                    dist::ShardingAttr::get(
+                        ctx, FlatSymbolRefAttr::get(ctx, "mesh"), dims, {}));
+  }
 }

@@ -13,6 +13,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_PROPAGATESHARDINGPASS
@@ -187,9 +190,18 @@ bool PropagateShardingPass::visit(Operation *op, const ShardingRule &rule,
           std::make_tuple(best->split->round, best->isResult, best->index))
         best = &c;
     DimSplit chosen = *best->split;
-    // (What the op runs with: partitioning splits its operands so.)
+    // (What the op runs with: partitioning splits its operands so.) A mesh
+    // axis splits one factor of an op: a factor whose split another factor
+    // took already stays whole here (its operands are resharded).
     SmallVector<SmallVector<StringAttr>> &opFactors = factorAxes[op];
     opFactors.resize(rule.factors.size());
+    bool taken = false;
+    for (auto [g, axes] : llvm::enumerate(opFactors))
+      if (int64_t(g) != f)
+        for (StringAttr a : chosen.axes)
+          taken |= llvm::is_contained(axes, a);
+    if (taken)
+      continue;
     opFactors[f] = chosen.axes;
     auto describe = [&](const Candidate &c) {
       std::string s = (c.isResult ? "result #" : "operand #") +
@@ -240,6 +252,33 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
         v.dims[d] = {SmallVector<StringAttr>(list.getAxes()), 0,
                      "the sharding of argument #" +
                          std::to_string(arg.getArgNumber())};
+    }
+  // The forward-only micro-step runs on the training micro-step's
+  // arguments (the step holds them once): its arguments start as those
+  // ended, by name.
+  // Likewise @eval_step, which takes @train_step's arguments.
+  StringRef twin = func.getSymName() == "eval_micro_step" ? "micro_step"
+                   : func.getSymName() == "eval_step"     ? "train_step"
+                                                          : "";
+  if (!twin.empty())
+    if (auto train = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            func, StringAttr::get(func.getContext(), twin));
+        train && calleeArgs.count(train)) {
+      llvm::StringMap<const ValueSharding *> byName;
+      for (auto [i, s] : llvm::enumerate(calleeArgs[train]))
+        if (auto n = train.getArgAttrOfType<StringAttr>(i, "dtg.name"))
+          byName[n.getValue()] = &s;
+      for (BlockArgument arg : func.getArguments())
+        if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                       "dtg.name"))
+          if (const ValueSharding *s = byName.lookup(n.getValue())) {
+            ValueSharding &mine = stateOf(arg);
+            for (auto [d, split] : llvm::enumerate(s->dims))
+              if (!split.axes.empty() && d < mine.dims.size())
+                mine.dims[d] = {split.axes, 0,
+                                "@" + twin.str() + "'s argument '" +
+                                    n.getValue().str() + "'"};
+          }
     }
   // A call hands its operands to a function propagated before: they and
   // its results take the shardings the callee's arguments and results
@@ -374,6 +413,17 @@ void PropagateShardingPass::runOnOperation() {
       order.push_back(func);
     else
       order.insert(order.begin(), func);
+  // (@micro_step before @eval_micro_step and @train_step before
+  // @eval_step, which start from their splits.)
+  std::stable_partition(order.begin(), order.end(), [](func::FuncOp f) {
+    return f.getSymName() == "micro_step";
+  });
+  auto train = llvm::find_if(
+      order, [](func::FuncOp f) { return f.getSymName() == "train_step"; });
+  auto eval = llvm::find_if(
+      order, [](func::FuncOp f) { return f.getSymName() == "eval_step"; });
+  if (train != order.end() && eval != order.end() && eval < train)
+    std::iter_swap(train, eval);
   for (func::FuncOp func : order) {
     state.clear();
     factorAxes.clear();

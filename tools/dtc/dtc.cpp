@@ -84,6 +84,12 @@ static cl::opt<std::string> meshOpt("mesh",
                                     cl::desc("Device mesh DPxTPxPP or "
                                              "dp=N,tp=N,pp=N"),
                                     cl::init("1x1x1"), cl::sub(compileCmd));
+static cl::list<std::string> shardOpt(
+    "shard",
+    cl::desc("Split a parameter over the tensor-parallel axis, instead of "
+             "the plan's choice: NAME=SPEC, SPEC one entry per dimension, "
+             "'tp' (split) or '-' (whole), e.g. fc1.weight=-,tp; repeatable"),
+    cl::value_desc("NAME=SPEC"), cl::sub(compileCmd));
 static cl::opt<bool> explainOpt(
     "explain",
     cl::desc("Print the mesh, each parameter's sharding (and its optimizer "
@@ -441,6 +447,7 @@ int main(int argc, char **argv) {
     options.mesh = meshOpt;
     options.zero = zeroOpt;
     options.explain = explainOpt;
+    options.shards.assign(shardOpt.begin(), shardOpt.end());
     if (localBatchNormOpt && syncBatchNormOpt) {
       llvm::errs() << "dtc: error: --local-batchnorm and --sync-batchnorm "
                       "contradict each other; give one\n";
