@@ -389,23 +389,16 @@ LogicalResult PartitionPass::partition(func::FuncOp func) {
 
 void PartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
-  if (meshes.size() != 1) {
-    module.emitError("partitioning needs exactly one dist.mesh, the module "
-                     "has ")
-        << meshes.size();
+  FailureOr<Operation *> meshOp = findMesh(module, "partitioning");
+  if (failed(meshOp))
     return signalPassFailure();
-  }
-  mesh = meshes.front().getMesh();
-  meshRef = FlatSymbolRefAttr::get(meshes.front().getSymNameAttr());
+  mesh = cast<dist::MeshOp>(*meshOp).getMesh();
+  meshRef =
+      FlatSymbolRefAttr::get(cast<dist::MeshOp>(*meshOp).getSymNameAttr());
   // Callees before their callers.
   SmallVector<func::FuncOp> order;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.walk([](func::CallOp) { return WalkResult::interrupt(); })
-            .wasInterrupted())
-      order.push_back(func);
-    else
-      order.insert(order.begin(), func);
+  for (Operation *func : calleesFirst(module))
+    order.push_back(cast<func::FuncOp>(func));
   for (func::FuncOp func : order)
     if (failed(partition(func)))
       return signalPassFailure();

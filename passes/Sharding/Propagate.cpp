@@ -396,23 +396,16 @@ dist::ShardingAttr PropagateShardingPass::toAttr(Value v) {
 
 void PropagateShardingPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
-  if (meshes.size() != 1) {
-    module.emitError("sharding propagation needs exactly one dist.mesh, the "
-                     "module has ")
-        << meshes.size();
+  FailureOr<Operation *> meshOp = findMesh(module, "sharding propagation");
+  if (failed(meshOp))
     return signalPassFailure();
-  }
-  mesh = meshes.front().getMesh();
-  meshRef = FlatSymbolRefAttr::get(meshes.front().getSymNameAttr());
+  mesh = cast<dist::MeshOp>(*meshOp).getMesh();
+  meshRef =
+      FlatSymbolRefAttr::get(cast<dist::MeshOp>(*meshOp).getSymNameAttr());
   // Callees before their callers.
   SmallVector<func::FuncOp> order;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.walk([](func::CallOp) { return WalkResult::interrupt(); })
-            .wasInterrupted())
-      order.push_back(func);
-    else
-      order.insert(order.begin(), func);
+  for (Operation *func : calleesFirst(module))
+    order.push_back(cast<func::FuncOp>(func));
   // (@micro_step before @eval_micro_step and @train_step before
   // @eval_step, which start from their splits.)
   std::stable_partition(order.begin(), order.end(), [](func::FuncOp f) {

@@ -3,6 +3,10 @@
 #include "passes/Sharding/ShardingRules.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -103,4 +107,24 @@ bool mlir::dtc::sharding::passesPartialSums(
   if (isa<dtg::DivOp, dtg::GatherGradOp>(op))
     return one && partialOperands[0] == 0;
   return false;
+}
+
+FailureOr<Operation *> mlir::dtc::sharding::findMesh(Operation *module,
+                                                     StringRef who) {
+  auto meshes = llvm::to_vector(cast<ModuleOp>(module).getOps<dist::MeshOp>());
+  if (meshes.size() != 1)
+    return module->emitError(who)
+           << " needs exactly one dist.mesh, the module has " << meshes.size();
+  return meshes.front().getOperation();
+}
+
+SmallVector<Operation *> mlir::dtc::sharding::calleesFirst(Operation *module) {
+  SmallVector<Operation *> order;
+  for (auto func : cast<ModuleOp>(module).getOps<func::FuncOp>())
+    if (func.walk([](func::CallOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      order.push_back(func);
+    else
+      order.insert(order.begin(), func);
+  return order;
 }

@@ -85,6 +85,13 @@ void registerTrainingShardingRules(ShardingRuleRegistry &registry);
 /// operands.
 bool passesPartialSums(Operation *op, ArrayRef<unsigned> partialOperands);
 
+/// The module's one dist.mesh, or an error at the module naming `who`
+/// (the pass that needs it).
+FailureOr<Operation *> findMesh(Operation *module, StringRef who);
+
+/// The module's functions, callees before their callers.
+SmallVector<Operation *> calleesFirst(Operation *module);
+
 /// Rule builders the families share.
 namespace rules {
 /// One parallel factor per dimension of result 0; every operand and result
