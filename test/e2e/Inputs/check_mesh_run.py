@@ -4,7 +4,8 @@ Usage: check_mesh_run.py LABEL ONE_RANK.jsonl MESH.jsonl --plan PLAN.json
                          [--ranks DIR] [--rtol R] [--norm-rtol R]
 
 Checks that the mesh run's log holds the one-rank run's steps, each loss and
-gradient norm within R (default 1e-4; --norm-rtol for the norms) relative of the one-rank run's (data
+gradient norm (and eval loss, where both evaluated) within R (default 1e-4;
+--norm-rtol for the norms) relative of the one-rank run's (data
 parallelism only regroups the sums of a step: the trajectories differ by
 float32 rounding); and, for every rank-N.json its ranks wrote
 (train --rank-report DIR), that the bytes it counted through each mesh-axis
@@ -44,8 +45,14 @@ def main(argv):
         problems.append(f"the mesh run logs steps {[s['step'] for s in mesh]}, "
                         f"the one-rank run {[s['step'] for s in base]}")
     worst = {"loss": 0.0, "grad_norm": 0.0}
+    # (Eval losses too, where both runs evaluated.)
+    if any("eval_loss" in a and "eval_loss" in b for a, b in zip(base, mesh)):
+        worst["eval_loss"] = 0.0
+        bounds["eval_loss"] = args.rtol
     for a, b in zip(base, mesh):
         for key in worst:
+            if key not in a or key not in b:
+                continue
             rel = abs(b[key] - a[key]) / max(abs(a[key]), 1e-12)
             worst[key] = max(worst[key], rel)
             if rel > bounds[key]:
