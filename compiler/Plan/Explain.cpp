@@ -53,12 +53,8 @@ void mlir::dtc::printExplanation(ModuleOp module, llvm::raw_ostream &os) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (!step)
     return;
-  int64_t sizes[3] = {1, 1, 1}, origin[3] = {0, 0, 0};
-  for (auto mesh : module.getOps<dist::MeshOp>())
-    for (const dist::MeshAxis &axis : mesh.getMesh().getAxes()) {
-      StringRef n = axis.name.getValue();
-      sizes[n == "pp" ? 0 : n == "dp" ? 1 : 2] = axis.size;
-    }
+  std::array<int64_t, 3> sizes = dist::getStandardMeshSizes(module);
+  int64_t origin[3] = {0, 0, 0};
   auto zero = module->getAttrOfType<IntegerAttr>("dtc.zero");
   os << llvm::formatv("mesh dp={0},tp={1},pp={2} ({3} ranks), ZeRO {4}\n",
                       sizes[1], sizes[2], sizes[0],
@@ -110,7 +106,8 @@ void mlir::dtc::printExplanation(ModuleOp module, llvm::raw_ostream &os) {
             walk(fn, times * calls[callee]);
         return;
       }
-      std::optional<CollectiveBytes> c = collectiveBytes(op, sizes, origin);
+      std::optional<CollectiveBytes> c =
+          collectiveBytes(op, sizes.data(), origin);
       if (!c)
         return;
       auto what = op->getAttrOfType<StringAttr>("dtc.explain");

@@ -181,12 +181,7 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   int64_t microBatch = intAttr("dtc.micro_batch");
 
   // The mesh this is one rank's program of (dtc-partition-data-parallel).
-  int64_t meshSizes[3] = {1, 1, 1}; // pp, dp, tp
-  for (auto mesh : module.getOps<dist::MeshOp>())
-    for (const dist::MeshAxis &axis : mesh.getMesh().getAxes()) {
-      StringRef n = axis.name.getValue();
-      meshSizes[n == "pp" ? 0 : n == "dp" ? 1 : 2] = axis.size;
-    }
+  std::array<int64_t, 3> meshSizes = dist::getStandardMeshSizes(module);
   int64_t dp = meshSizes[1];
   int64_t zero = intAttr("dtc.zero");
   // Names of the parameters whose optimizer state is held in blocks.
@@ -353,7 +348,7 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     int64_t coords[3] = {r / (meshSizes[1] * meshSizes[2]),
                          r / meshSizes[2] % meshSizes[1], r % meshSizes[2]};
     Object comm{{"dp", 0}, {"tp", 0}, {"pp", 0}};
-    for (auto [axes, bytes] : commBytesPerStep(step, meshSizes, coords))
+    for (auto [axes, bytes] : commBytesPerStep(step, meshSizes.data(), coords))
       comm[axes] = bytes;
     ranks.push_back(Object{
         {"rank", r},

@@ -389,16 +389,12 @@ LogicalResult PartitionPass::partition(func::FuncOp func) {
 
 void PartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<Operation *> meshOp = findMesh(module, "partitioning");
+  FailureOr<dist::MeshOp> meshOp = findMesh(module, "partitioning");
   if (failed(meshOp))
     return signalPassFailure();
-  mesh = cast<dist::MeshOp>(*meshOp).getMesh();
-  meshRef =
-      FlatSymbolRefAttr::get(cast<dist::MeshOp>(*meshOp).getSymNameAttr());
-  // Callees before their callers.
-  SmallVector<func::FuncOp> order;
-  for (Operation *func : calleesFirst(module))
-    order.push_back(cast<func::FuncOp>(func));
+  mesh = meshOp->getMesh();
+  meshRef = FlatSymbolRefAttr::get(meshOp->getSymNameAttr());
+  SmallVector<func::FuncOp> order = calleesFirst(module);
   for (func::FuncOp func : order)
     if (failed(partition(func)))
       return signalPassFailure();

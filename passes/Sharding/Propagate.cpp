@@ -396,16 +396,12 @@ dist::ShardingAttr PropagateShardingPass::toAttr(Value v) {
 
 void PropagateShardingPass::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<Operation *> meshOp = findMesh(module, "sharding propagation");
+  FailureOr<dist::MeshOp> meshOp = findMesh(module, "sharding propagation");
   if (failed(meshOp))
     return signalPassFailure();
-  mesh = cast<dist::MeshOp>(*meshOp).getMesh();
-  meshRef =
-      FlatSymbolRefAttr::get(cast<dist::MeshOp>(*meshOp).getSymNameAttr());
-  // Callees before their callers.
-  SmallVector<func::FuncOp> order;
-  for (Operation *func : calleesFirst(module))
-    order.push_back(cast<func::FuncOp>(func));
+  mesh = meshOp->getMesh();
+  meshRef = FlatSymbolRefAttr::get(meshOp->getSymNameAttr());
+  SmallVector<func::FuncOp> order = calleesFirst(module);
   // (@micro_step before @eval_micro_step and @train_step before
   // @eval_step, which start from their splits.)
   std::stable_partition(order.begin(), order.end(), [](func::FuncOp f) {

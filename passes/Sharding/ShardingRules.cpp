@@ -109,18 +109,18 @@ bool mlir::dtc::sharding::passesPartialSums(
   return false;
 }
 
-FailureOr<Operation *> mlir::dtc::sharding::findMesh(Operation *module,
-                                                     StringRef who) {
-  auto meshes = llvm::to_vector(cast<ModuleOp>(module).getOps<dist::MeshOp>());
+FailureOr<dist::MeshOp> mlir::dtc::sharding::findMesh(ModuleOp module,
+                                                      StringRef who) {
+  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
   if (meshes.size() != 1)
-    return module->emitError(who)
+    return module.emitError(who)
            << " needs exactly one dist.mesh, the module has " << meshes.size();
-  return meshes.front().getOperation();
+  return meshes.front();
 }
 
-SmallVector<Operation *> mlir::dtc::sharding::calleesFirst(Operation *module) {
-  SmallVector<Operation *> order;
-  for (auto func : cast<ModuleOp>(module).getOps<func::FuncOp>())
+SmallVector<func::FuncOp> mlir::dtc::sharding::calleesFirst(ModuleOp module) {
+  SmallVector<func::FuncOp> order;
+  for (auto func : module.getOps<func::FuncOp>())
     if (func.walk([](func::CallOp) { return WalkResult::interrupt(); })
             .wasInterrupted())
       order.push_back(func);

@@ -26,6 +26,10 @@
 #ifndef DTC_PASSES_SHARDING_SHARDINGRULES_H
 #define DTC_PASSES_SHARDING_SHARDINGRULES_H
 
+#include "dialects/Dist/IR/DistOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/DenseMap.h"
@@ -87,10 +91,10 @@ bool passesPartialSums(Operation *op, ArrayRef<unsigned> partialOperands);
 
 /// The module's one dist.mesh, or an error at the module naming `who`
 /// (the pass that needs it).
-FailureOr<Operation *> findMesh(Operation *module, StringRef who);
+FailureOr<dist::MeshOp> findMesh(ModuleOp module, StringRef who);
 
 /// The module's functions, callees before their callers.
-SmallVector<Operation *> calleesFirst(Operation *module);
+SmallVector<func::FuncOp> calleesFirst(ModuleOp module);
 
 /// Rule builders the families share.
 namespace rules {

@@ -57,11 +57,9 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
           attrs ? attrs.getAs<dist::ShardingAttr>("dtc.sharding") : nullptr)
     if (str("dtg.role") != "input")
       for (auto [d, list] : llvm::enumerate(sharding.getDims()))
-        for (StringAttr axis : list.getAxes()) {
+        if (!list.getAxes().empty()) {
           shardDim = int(d);
-          shardAxes |= axis.getValue() == "pp"   ? 1
-                       : axis.getValue() == "dp" ? 2
-                                                 : 4;
+          shardAxes = cpu::meshAxesMask(list.getAxes());
         }
   os << "}, " << offset << ", " << cpu::KernelEmitter::literal(defaultValue)
      << ", 0, " << (inPlace ? 1 : 0) << ", " << shardDim << ", " << shardAxes
@@ -147,12 +145,7 @@ public:
     else
       os << ", nullptr, 0, nullptr";
     // The mesh (pp, dp, tp) the program is one rank of.
-    int64_t sizes[3] = {1, 1, 1};
-    for (auto mesh : module.getOps<dist::MeshOp>())
-      for (const dist::MeshAxis &axis : mesh.getMesh().getAxes()) {
-        StringRef n = axis.name.getValue();
-        sizes[n == "pp" ? 0 : n == "dp" ? 1 : 2] = axis.size;
-      }
+    std::array<int64_t, 3> sizes = dist::getStandardMeshSizes(module);
     os << ", " << sizes[0] << ", " << sizes[1] << ", " << sizes[2];
     os << "};\n\n";
     os << "int main(int argc, char **argv) {\n  return "

@@ -16,6 +16,10 @@ std::string cTypeName(Type type);
 /// The runtime's dtype name of an element type ("f32", "i64", "bool", ...).
 std::string dtypeName(Type type);
 
+/// The runtime's mask of mesh axes (DTCRT_AXIS_*: pp 1, dp 2, tp 4), or -1
+/// if an axis is none of those.
+int meshAxesMask(ArrayRef<StringAttr> axes);
+
 /// Prints every function of a planned module as
 /// `static void fn_<name>(void *const *args, void *const *results,
 /// dtcrt_step_ctx *ctx, int64_t base)`, callees first, after the shared

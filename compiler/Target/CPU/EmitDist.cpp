@@ -17,23 +17,6 @@ using namespace mlir::dtc::cpu;
 
 namespace {
 
-/// The runtime's mask of mesh axes (DTCRT_AXIS_*), or -1 for an axis it
-/// does not know.
-int axesMask(ArrayAttr axes) {
-  int mask = 0;
-  for (StringRef axis : axes.getAsValueRange<StringAttr>()) {
-    if (axis == "pp")
-      mask |= 1;
-    else if (axis == "dp")
-      mask |= 2;
-    else if (axis == "tp")
-      mask |= 4;
-    else
-      return -1;
-  }
-  return mask;
-}
-
 /// "outer, dim, inner" of `type` around dimension `axis`.
 std::string around(RankedTensorType type, int64_t axis) {
   int64_t outer = 1, inner = 1;
@@ -51,7 +34,7 @@ LogicalResult emitComm(Operation *op, KernelEmitter &e, StringRef name,
                        StringRef rest) {
   if (failed(e.checkTensors(op)))
     return failure();
-  int mask = axesMask(axes);
+  int mask = meshAxesMask(llvm::to_vector(axes.getAsRange<StringAttr>()));
   if (mask < 0)
     return op->emitError("the CPU runtime has channels for the mesh axes pp, "
                          "dp and tp only, not ")
@@ -69,6 +52,21 @@ LogicalResult emitComm(Operation *op, KernelEmitter &e, StringRef name,
 }
 
 } // namespace
+
+int mlir::dtc::cpu::meshAxesMask(ArrayRef<StringAttr> axes) {
+  int mask = 0;
+  for (StringAttr axis : axes) {
+    if (axis.getValue() == "pp")
+      mask |= 1;
+    else if (axis.getValue() == "dp")
+      mask |= 2;
+    else if (axis.getValue() == "tp")
+      mask |= 4;
+    else
+      return -1;
+  }
+  return mask;
+}
 
 void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
   registry.add<dist::AllReduceOp>([](Operation *op, KernelEmitter &e) {

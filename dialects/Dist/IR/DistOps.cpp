@@ -449,3 +449,16 @@ LogicalResult YieldOp::verify() {
   }
   return success();
 }
+
+std::array<int64_t, 3> mlir::dist::getStandardMeshSizes(Operation *module) {
+  std::array<int64_t, 3> sizes = {1, 1, 1};
+  for (Region &region : module->getRegions())
+    for (MeshOp op : region.getOps<MeshOp>()) {
+      MeshAttr mesh = op.getMesh();
+      sizes = {mesh.getAxisSize("pp").value_or(1),
+               mesh.getAxisSize("dp").value_or(1),
+               mesh.getAxisSize("tp").value_or(1)};
+      return sizes;
+    }
+  return sizes;
+}

@@ -15,6 +15,8 @@
 
 #include "dialects/Dist/IR/DistAttrs.h"
 
+#include <array>
+
 #define GET_OP_CLASSES
 #include "dialects/Dist/IR/DistOps.h.inc"
 
@@ -27,6 +29,11 @@ namespace dist {
 /// symbol table is searched afresh.
 FailureOr<MeshAttr> lookupMesh(Operation *from, FlatSymbolRefAttr meshRef,
                                SymbolTableCollection *symbolTables = nullptr);
+
+/// The sizes of dtc's standard mesh axes pp, dp and tp, in that order, of
+/// the first `dist.mesh` directly in `module`: 1 for an axis the mesh lacks,
+/// all 1 without a mesh (a one-rank program).
+std::array<int64_t, 3> getStandardMeshSizes(Operation *module);
 
 } // namespace dist
 } // namespace mlir

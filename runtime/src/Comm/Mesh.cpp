@@ -144,14 +144,6 @@ int64_t Mesh::bytesSent(int mask) const {
   return c ? c->bytesSent() : 0;
 }
 
-int64_t Mesh::sumOverWorld(int64_t value) {
-  if (!mpi)
-    return value;
-  int64_t total = 0;
-  MPI_Allreduce(&value, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
-
 void Mesh::abort(const std::string &message) {
   std::string who = describeRank();
   std::fprintf(stderr, "train: error: %s%s\n",

@@ -49,10 +49,6 @@ public:
   /// Bytes this rank sent through the group of `mask`.
   int64_t bytesSent(int mask) const;
 
-  /// Sum of `value` over every rank (for decisions every rank must share,
-  /// such as whether any rank failed to start).
-  int64_t sumOverWorld(int64_t value);
-
   /// Ends every rank of the run (MPI_Abort under MPI) after printing
   /// `message` prefixed with this rank.
   [[noreturn]] void abort(const std::string &message);

@@ -305,7 +305,8 @@ std::string dtcrt::trainUsage(const ModelInfo &model) {
       "[options]\n"
       "\n"
       "Trains '" +
-      model.name + "' as compiled by dtc (" + how + ").\n"
+      model.name + "' as compiled by dtc (" + how +
+      ").\n"
       "\n"
       "Data:\n"
       "  --data NAME=FILE.npy,...  one .npy per input, samples along axis 0;\n"

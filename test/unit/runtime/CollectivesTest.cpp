@@ -130,8 +130,8 @@ TEST(LocalBlockTest, KeepsThisRanksRows) {
     in[size_t(i)] = i;
   std::vector<int> out(12);
   localBlock(1, 2, sizeof(int), in.data(), out.data(), 2, 2, 3);
-  EXPECT_EQ(out, (std::vector<int>{6, 7, 8, 9, 10, 11, 18, 19, 20, 21, 22,
-                                   23}));
+  EXPECT_EQ(out,
+            (std::vector<int>{6, 7, 8, 9, 10, 11, 18, 19, 20, 21, 22, 23}));
 }
 
 TEST(LoopbackTest, ATimeoutNamesThePeerThatDidNotAnswer) {
