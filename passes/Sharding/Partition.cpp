@@ -189,7 +189,14 @@ LogicalResult PartitionPass::visit(Operation *op) {
   for (OpOperand &use : op->getOpOperands())
     if (!splits.lookup(use.get()).partial.empty())
       partialOperands.push_back(use.getOperandNumber());
-  bool keepPartial = passesPartialSums(op, partialOperands);
+  // (Propagation may have stopped partial sums here: results it left
+  // whole take whole operands.)
+  bool resultsPartial = false;
+  if (auto shardings = op->getAttrOfType<ArrayAttr>("dtc.shardings"))
+    for (auto s : shardings.getAsRange<dist::ShardingAttr>())
+      resultsPartial |= !s.getPartial().empty();
+  bool keepPartial =
+      resultsPartial && passesPartialSums(op, partialOperands);
   for (OpOperand &use : op->getOpOperands()) {
     auto global = globals.lookup(use.get());
     if (!global)

@@ -80,7 +80,10 @@ def PropagateShardingPass : Pass<"dtc-propagate-sharding", "ModuleOp"> {
     partial sums over its axes (a row-parallel matmul), and partial sums
     pass through ops linear in them (a sum of partial sums, a transpose or
     reshape of one, its product with a whole value); any other op needs
-    whole operands, where partitioning will reduce.
+    whole operands, where partitioning will reduce. Where a partial value
+    fans out to users that need it whole, it is made whole where it came
+    from instead, if the ops it passed through did not shrink it: one
+    reduction in place of one per user (a layer norm's backward).
 
     Conflicts (one factor split two ways) are resolved by priority: a
     user's constraint first, then the split that reached the op first

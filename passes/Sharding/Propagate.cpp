@@ -60,6 +60,7 @@ struct PropagateShardingPass
 private:
   LogicalResult propagate(func::FuncOp func);
   bool visit(Operation *op, const ShardingRule &rule, int round);
+  void stopPartialSums(ArrayRef<std::pair<Operation *, ShardingRule>> ops);
   ValueSharding &stateOf(Value v);
   int64_t splitSize(ArrayRef<StringAttr> axes) const;
   bool canSplit(Value v, int64_t dim, ArrayRef<StringAttr> axes);
@@ -71,6 +72,9 @@ private:
   llvm::DenseSet<std::pair<Operation *, int64_t>> reported;
   /// Per op, the axes each of its factors is split over.
   llvm::DenseMap<Operation *, SmallVector<SmallVector<StringAttr>>> factorAxes;
+  /// Ops whose results are partial sums of their own (a split contraction),
+  /// not only of partial operands.
+  llvm::DenseSet<Operation *> origins;
   /// The shardings a propagated function's arguments and results ended
   /// with: a call of it seeds its operands and results with them.
   llvm::DenseMap<Operation *, SmallVector<ValueSharding>> calleeArgs,
@@ -230,6 +234,8 @@ bool PropagateShardingPass::visit(Operation *op, const ShardingRule &rule,
     }
     // A split contraction leaves partial sums.
     if (reduction && !best->isResult)
+      origins.insert(op);
+    if (reduction && !best->isResult)
       for (Value r : op->getResults()) {
         ValueSharding &s = stateOf(r);
         for (StringAttr a : chosen.axes)
@@ -240,6 +246,67 @@ bool PropagateShardingPass::visit(Operation *op, const ShardingRule &rule,
       }
   }
   return changed;
+}
+
+/// Partial sums spread through every op linear in them; where a value
+/// then fans out to users that need it whole, each of them would reduce
+/// its own copy (a layer norm's backward reduces two products of one
+/// partial gradient). So a partial result of an op that only passed its
+/// operands' partial sums on goes back to whole wherever one of its users
+/// needs it whole and the op does not shrink it: the reduction moves up
+/// to the operand, one collective where there were several. Results
+/// downstream that were partial only through it become whole too.
+void PropagateShardingPass::stopPartialSums(
+    ArrayRef<std::pair<Operation *, ShardingRule>> ops) {
+  auto partialOperands = [&](Operation *op) {
+    SmallVector<unsigned> indices;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (isa<RankedTensorType>(v.getType()) && !stateOf(v).partial.empty())
+        indices.push_back(unsigned(i));
+    return indices;
+  };
+  auto needsWhole = [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (user->hasTrait<OpTrait::IsTerminator>() ||
+        isa<func::CallOp, dist::ShardingConstraintOp>(user))
+      return false;
+    return !passesPartialSums(user, partialOperands(user));
+  };
+  auto elements = [](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getNumElements();
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto &[op, rule] : llvm::reverse(ops)) {
+      if (origins.contains(op))
+        continue;
+      int64_t in = 0;
+      for (unsigned i : partialOperands(op))
+        in = std::max(in, elements(op->getOperand(i)));
+      for (Value r : op->getResults()) {
+        ValueSharding &s = stateOf(r);
+        if (s.partial.empty() || in > elements(r) ||
+            llvm::none_of(r.getUses(), needsWhole))
+          continue;
+        s.partial.clear();
+        changed = true;
+      }
+    }
+    for (auto &[op, rule] : ops) {
+      if (origins.contains(op) ||
+          !partialThrough(op, [&](Value v) -> ValueSharding & {
+             return stateOf(v);
+           }).empty())
+        continue;
+      for (Value r : op->getResults())
+        if (isa<RankedTensorType>(r.getType()) &&
+            !stateOf(r).partial.empty()) {
+          stateOf(r).partial.clear();
+          changed = true;
+        }
+    }
+  }
 }
 
 LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
@@ -351,6 +418,8 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
       out.partial = in.partial;
     });
   }
+  stopPartialSums(ops);
+
   // What callers see.
   SmallVector<ValueSharding> &args = calleeArgs[func];
   args.clear();
@@ -416,6 +485,7 @@ void PropagateShardingPass::runOnOperation() {
   for (func::FuncOp func : order) {
     state.clear();
     factorAxes.clear();
+    origins.clear();
     if (failed(propagate(func)))
       return signalPassFailure();
   }

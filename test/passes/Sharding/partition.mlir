@@ -98,3 +98,46 @@ module {
     return %yc : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// Tests where partial sums stop. A row-parallel matmul's partial result %y
+// is scaled (%s, linear: partial), and %s goes to a tanh and an exp (not
+// linear: whole) and to a reduce_sum: reduced where it fans out, %s would
+// take two all-reduces; it is whole instead, and so is the scaling, which
+// takes %y reduced: one all-reduce of 4x8 values, and the reduce_sum needs
+// none. In @shrinks, the partial sum goes through a reduce_sum (it
+// shrinks: 8 values, not 32) to a tanh, and is reduced there, small.
+
+// CHECK-LABEL: func.func @fan_out(
+// CHECK:      %[[Y:.+]] = dtg.matmul
+// CHECK-NEXT: %[[R:.+]] = dist.all_reduce sum %[[Y]] on @mesh mesh_axes = ["tp"] : tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.+]] = dtg.mul %[[R]]
+// CHECK-NEXT: dtg.tanh %[[S]]
+// CHECK-NEXT: dtg.exp %[[S]]
+// CHECK-NEXT: dtg.reduce_sum %[[S]]
+// CHECK-NEXT: return
+
+// CHECK-LABEL: func.func @shrinks(
+// CHECK:      %[[Y:.+]] = dtg.matmul
+// CHECK-NEXT: %[[S:.+]] = dtg.reduce_sum %[[Y]]
+// CHECK-NEXT: %[[R:.+]] = dist.all_reduce sum %[[S]] on @mesh mesh_axes = ["tp"] : tensor<8xf32>
+// CHECK-NEXT: dtg.tanh %[[R]]
+
+module {
+  dist.mesh @mesh = <["pp" = 1, "dp" = 1, "tp" = 2]>
+  func.func @fan_out(%x: tensor<4x16xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {"tp"}]>}, %w: tensor<16x8xf32> {dist.sharding = #dist.sharding<@mesh, [{"tp"}, {}]>}, %g: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) {
+    %y = dtg.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+    %s = dtg.mul %y, %g : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    %t = dtg.tanh %s : tensor<4x8xf32>
+    %e = dtg.exp %s : tensor<4x8xf32>
+    %sum = dtg.reduce_sum %s {axes = array<i64: 0>, keepdims = false} : tensor<4x8xf32> -> tensor<8xf32>
+    return %t, %e, %sum : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>
+  }
+  func.func @shrinks(%x: tensor<4x16xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {"tp"}]>}, %w: tensor<16x8xf32> {dist.sharding = #dist.sharding<@mesh, [{"tp"}, {}]>}) -> tensor<8xf32> {
+    %y = dtg.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+    %s = dtg.reduce_sum %y {axes = array<i64: 0>, keepdims = false} : tensor<4x8xf32> -> tensor<8xf32>
+    %t = dtg.tanh %s : tensor<8xf32>
+    return %t : tensor<8xf32>
+  }
+}
