@@ -100,6 +100,9 @@ struct CompileCommandOptions {
   bool explain = false;
   /// --shard NAME=SPEC: user splits of parameters over tp.
   std::vector<std::string> shards;
+  /// --sequence-parallel: norms and the residual stream split over tp by
+  /// tokens.
+  bool sequenceParallel = false;
   /// --local-batchnorm: per-rank batch statistics.
   bool localBatchNorm = false;
   std::string target = "cpu";

@@ -183,6 +183,11 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     return reportError("--shard splits parameters over the tensor-parallel "
                        "axis: it needs a mesh with tp > 1 (--mesh " +
                        cmd.mesh + " has none)");
+  if (cmd.sequenceParallel && tp == 1)
+    return reportError("--sequence-parallel splits activations over the "
+                       "tensor-parallel axis: it needs a mesh with tp > 1 "
+                       "(--mesh " +
+                       cmd.mesh + " has none)");
   if (tp > 1) {
     // Megatron's splits of the linear layers, as the seeds of propagation.
     PassManager plan(&context);
@@ -206,7 +211,9 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (tp > 1) {
     // Tensor parallelism: shardings spread from the plan's through every
     // op of the steps, then each function becomes the rank's program.
-    pm.addPass(createPropagateShardingPass());
+    PropagateShardingPassOptions propagation;
+    propagation.sequenceParallel = cmd.sequenceParallel;
+    pm.addPass(createPropagateShardingPass(propagation));
     pm.addPass(createPartitionPass());
   }
   PartitionDataParallelPassOptions partition;

@@ -127,6 +127,30 @@ Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
       reduce.push_back(a);
   Value cur = v;
   Split now = from;
+  // Partial sums that become a split of one whole dimension, all else
+  // alike: one reduce-scatter (a row-parallel output under sequence
+  // parallelism), not an all-reduce and a cut.
+  if (!reduce.empty()) {
+    std::optional<int64_t> scatter;
+    bool othersAlike = true;
+    for (int64_t d = 0; d < global.getRank(); ++d) {
+      if (now.dims[d] == to.dims[d])
+        continue;
+      if (now.dims[d].empty() && to.dims[d] == reduce && !scatter)
+        scatter = d;
+      else
+        othersAlike = false;
+    }
+    if (scatter && othersAlike) {
+      now.partial = to.partial;
+      now.dims[*scatter] = to.dims[*scatter];
+      cur = b.create<dist::ReduceScatterOp>(
+          loc, localType(global, now), cur,
+          dist::ReduceKindAttr::get(&getContext(), dist::ReduceKind::Sum),
+          b.getI64IntegerAttr(*scatter), meshRef, axesAttr(reduce));
+      reduce.clear();
+    }
+  }
   if (!reduce.empty()) {
     cur = b.create<dist::AllReduceOp>(
         loc, cur.getType(), cur,
@@ -416,7 +440,7 @@ void PartitionPass::runOnOperation() {
         continue;
       if (!b.use_empty()) {
         eval.emitError("@eval_step argument #")
-            << i << " is split otherwise than @train_step's";
+            << i << " is split otherwise than @train_step's (" << b.getType() << ", not " << a.getType() << ")";
         return signalPassFailure();
       }
       b.setType(a.getType());

@@ -97,7 +97,21 @@ def PropagateShardingPass : Pass<"dtc-propagate-sharding", "ModuleOp"> {
     of its rule, the axes it runs split over), and every function argument
     `dist.sharding`. Nothing is partitioned: shapes stay global
     (dtc-partition does that).
+
+    With `sequence-parallel` (Megatron's sequence parallelism), once the
+    splits above have settled, the input of each layer norm is split over
+    tp along its token dimension (the one before the normalized axes,
+    where it divides), and that spreads through what is still whole: the
+    residual stream, norms and elementwise ops between the tensor-parallel
+    blocks. A block's input is then all-gathered and its row-parallel
+    output reduce-scattered (dtc-partition), in place of one all-reduce.
   }];
+  let options = [
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false",
+           "Split the inputs of layer norms (and what they reach) along "
+           "their tokens over tp">,
+  ];
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
@@ -108,7 +122,9 @@ def PartitionPass : Pass<"dtc-partition", "ModuleOp"> {
     After dtc-propagate-sharding. Each argument takes its block's type.
     Each op runs on the splits its `dtc.factor_axes` name: an operand whose
     sharding differs is resharded just before it (a partial sum the op
-    cannot take is all-reduced over its axes; a dimension split otherwise
+    cannot take is all-reduced over its axes, or reduce-scattered where
+    the op runs the value split over those axes along one dimension that
+    is otherwise whole; a dimension split otherwise
     than the op runs it is all-gathered over its axes, then cut by
     `dist.local_block` to the op's split), and its results take the types
     of their blocks (`dtc.shardings`). A constant that is split becomes

@@ -46,6 +46,8 @@ struct DimSplit {
   int round = 0;
   /// The ONNX node (or "a constraint") the split spread from.
   std::string origin;
+  /// Kept as it is, whole or split (an argument its training twin has).
+  bool pinned = false;
 };
 
 struct ValueSharding {
@@ -55,12 +57,16 @@ struct ValueSharding {
 
 struct PropagateShardingPass
     : public dtc::impl::PropagateShardingPassBase<PropagateShardingPass> {
+  using PropagateShardingPassBase::PropagateShardingPassBase;
   void runOnOperation() override;
 
 private:
   LogicalResult propagate(func::FuncOp func);
   bool visit(Operation *op, const ShardingRule &rule, int round);
-  void stopPartialSums(ArrayRef<std::pair<Operation *, ShardingRule>> ops);
+  bool stopPartialSums(ArrayRef<std::pair<Operation *, ShardingRule>> ops);
+  int sweep(func::FuncOp func,
+            ArrayRef<std::pair<Operation *, ShardingRule>> ops, int round);
+  void seedSequenceSplits(func::FuncOp func, int round);
   ValueSharding &stateOf(Value v);
   int64_t splitSize(ArrayRef<StringAttr> axes) const;
   bool canSplit(Value v, int64_t dim, ArrayRef<StringAttr> axes);
@@ -75,6 +81,8 @@ private:
   /// Ops whose results are partial sums of their own (a split contraction),
   /// not only of partial operands.
   llvm::DenseSet<Operation *> origins;
+  /// Values whose partial sums were stopped: they stay whole.
+  llvm::DenseSet<Value> wholeSums;
   /// The shardings a propagated function's arguments and results ended
   /// with: a call of it seeds its operands and results with them.
   llvm::DenseMap<Operation *, SmallVector<ValueSharding>> calleeArgs,
@@ -105,7 +113,7 @@ bool PropagateShardingPass::canSplit(Value v, int64_t dim,
   if (!t || dim >= t.getRank())
     return false;
   ValueSharding &s = stateOf(v);
-  if (!s.dims[dim].axes.empty())
+  if (!s.dims[dim].axes.empty() || s.dims[dim].pinned)
     return false;
   if (t.getDimSize(dim) % splitSize(axes) != 0)
     return false;
@@ -156,7 +164,7 @@ bool PropagateShardingPass::visit(Operation *op, const ShardingRule &rule,
            op, [&](Value v) -> ValueSharding & { return stateOf(v); }))
     for (Value r : op->getResults()) {
       ValueSharding &s = stateOf(r);
-      if (!llvm::is_contained(s.partial, a)) {
+      if (!wholeSums.contains(r) && !llvm::is_contained(s.partial, a)) {
         s.partial.push_back(a);
         changed = true;
       }
@@ -254,9 +262,13 @@ bool PropagateShardingPass::visit(Operation *op, const ShardingRule &rule,
 /// partial gradient). So a partial result of an op that only passed its
 /// operands' partial sums on goes back to whole wherever one of its users
 /// needs it whole and the op does not shrink it: the reduction moves up
-/// to the operand, one collective where there were several. Results
-/// downstream that were partial only through it become whole too.
-void PropagateShardingPass::stopPartialSums(
+/// to the operand, one collective where there were several. An op that
+/// runs split over an axis its partial sums are over (sequence
+/// parallelism splits a norm's backward by tokens) cannot pass them on
+/// either: its operands are reduced (scattered) before it. Results
+/// downstream that were partial only through such a value become whole
+/// too. Returns true if anything changed.
+bool PropagateShardingPass::stopPartialSums(
     ArrayRef<std::pair<Operation *, ShardingRule>> ops) {
   auto partialOperands = [&](Operation *op) {
     SmallVector<unsigned> indices;
@@ -265,17 +277,34 @@ void PropagateShardingPass::stopPartialSums(
         indices.push_back(unsigned(i));
     return indices;
   };
+  // True if `op` runs split over one of `partial`.
+  auto splitOver = [&](Operation *op, ArrayRef<StringAttr> partial) {
+    auto it = factorAxes.find(op);
+    if (origins.contains(op) || it == factorAxes.end())
+      return false;
+    for (const SmallVector<StringAttr> &axes : it->second)
+      for (StringAttr a : axes)
+        if (llvm::is_contained(partial, a))
+          return true;
+    return false;
+  };
   auto needsWhole = [&](OpOperand &use) {
     Operation *user = use.getOwner();
     if (user->hasTrait<OpTrait::IsTerminator>() ||
         isa<func::CallOp, dist::ShardingConstraintOp>(user))
       return false;
-    return !passesPartialSums(user, partialOperands(user));
+    return !passesPartialSums(user, partialOperands(user)) ||
+           splitOver(user, stateOf(use.get()).partial);
   };
   auto elements = [](Value v) {
     auto t = cast<RankedTensorType>(v.getType());
     return t.getNumElements();
   };
+  auto makeWhole = [&](Value r) {
+    stateOf(r).partial.clear();
+    wholeSums.insert(r);
+  };
+  bool any = false;
   for (bool changed = true; changed;) {
     changed = false;
     for (auto &[op, rule] : llvm::reverse(ops)) {
@@ -286,10 +315,12 @@ void PropagateShardingPass::stopPartialSums(
         in = std::max(in, elements(op->getOperand(i)));
       for (Value r : op->getResults()) {
         ValueSharding &s = stateOf(r);
-        if (s.partial.empty() || in > elements(r) ||
-            llvm::none_of(r.getUses(), needsWhole))
+        if (s.partial.empty())
           continue;
-        s.partial.clear();
+        if (!splitOver(op, s.partial) &&
+            (in > elements(r) || llvm::none_of(r.getUses(), needsWhole)))
+          continue;
+        makeWhole(r);
         changed = true;
       }
     }
@@ -302,11 +333,54 @@ void PropagateShardingPass::stopPartialSums(
       for (Value r : op->getResults())
         if (isa<RankedTensorType>(r.getType()) &&
             !stateOf(r).partial.empty()) {
-          stateOf(r).partial.clear();
+          makeWhole(r);
           changed = true;
         }
     }
+    any |= changed;
   }
+  return any;
+}
+
+/// Sweeps forward and backward from `round` on until nothing changes;
+/// returns the last round.
+int PropagateShardingPass::sweep(
+    func::FuncOp func, ArrayRef<std::pair<Operation *, ShardingRule>> ops,
+    int round) {
+  int last = round + 4 * int(ops.size()) + 8;
+  for (bool changed = true; changed && round < last; ++round) {
+    changed = false;
+    for (auto &[op, rule] : ops)
+      changed |= visit(op, rule, round);
+    for (auto &[op, rule] : llvm::reverse(ops))
+      changed |= visit(op, rule, round);
+    // Constraints pass their operand's partial sums through.
+    func.walk([&](dist::ShardingConstraintOp c) {
+      stateOf(c.getResult()).partial = stateOf(c.getInput()).partial;
+    });
+  }
+  return round;
+}
+
+/// --sequence-parallel: each layer norm's input split over tp along its
+/// tokens (the dimension before the normalized ones), where that is still
+/// whole and divides.
+void PropagateShardingPass::seedSequenceSplits(func::FuncOp func, int round) {
+  SmallVector<StringAttr> tp{StringAttr::get(&getContext(), "tp")};
+  if (splitSize(tp) <= 1)
+    return;
+  func.walk([&](dtg::LayerNormOp norm) {
+    if (norm->getParentOp() != func)
+      return;
+    Value x = norm.getOperand(0);
+    int64_t dim = norm.getAxis() - 1;
+    if (dim < 0 || !canSplit(x, dim, tp))
+      return;
+    std::string node = nodeName(norm.getLoc());
+    stateOf(x).dims[dim] = {
+        tp, round,
+        "--sequence-parallel" + (node.empty() ? "" : " at '" + node + "'")};
+  });
 }
 
 LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
@@ -341,10 +415,11 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
           if (const ValueSharding *s = byName.lookup(n.getValue())) {
             ValueSharding &mine = stateOf(arg);
             for (auto [d, split] : llvm::enumerate(s->dims))
-              if (!split.axes.empty() && d < mine.dims.size())
+              if (d < mine.dims.size())
                 mine.dims[d] = {split.axes, 0,
                                 "@" + twin.str() + "'s argument '" +
-                                    n.getValue().str() + "'"};
+                                    n.getValue().str() + "'",
+                                /*pinned=*/true};
           }
     }
   // A call hands its operands to a function propagated before: they and
@@ -404,19 +479,16 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
   if (walk.wasInterrupted())
     return failure();
 
-  int round = 1;
-  for (bool changed = true; changed && round < 4 * int(ops.size()) + 8;
-       ++round) {
-    changed = false;
-    for (auto &[op, rule] : ops)
-      changed |= visit(op, rule, round);
-    for (auto &[op, rule] : llvm::reverse(ops))
-      changed |= visit(op, rule, round);
-    // Constraints pass their operand's splits through (and back).
-    func.walk([&](dist::ShardingConstraintOp c) {
-      ValueSharding &in = stateOf(c.getInput()), &out = stateOf(c.getResult());
-      out.partial = in.partial;
-    });
+  int round = sweep(func, ops, 1);
+  // Sequence parallelism fills in what the splits above left whole (and
+  // what stopping partial sums makes whole).
+  if (sequenceParallel) {
+    seedSequenceSplits(func, round);
+    for (int i = 0; i < 8; ++i) {
+      round = sweep(func, ops, round + 1);
+      if (!stopPartialSums(ops))
+        break;
+    }
   }
   stopPartialSums(ops);
 
@@ -486,6 +558,7 @@ void PropagateShardingPass::runOnOperation() {
     state.clear();
     factorAxes.clear();
     origins.clear();
+    wholeSums.clear();
     if (failed(propagate(func)))
       return signalPassFailure();
   }

@@ -90,6 +90,14 @@ static cl::list<std::string> shardOpt(
              "the plan's choice: NAME=SPEC, SPEC one entry per dimension, "
              "'tp' (split) or '-' (whole), e.g. fc1.weight=-,tp; repeatable"),
     cl::value_desc("NAME=SPEC"), cl::sub(compileCmd));
+static cl::opt<bool> sequenceParallelOpt(
+    "sequence-parallel",
+    cl::desc("Megatron's sequence parallelism: the layer norms and the "
+             "residual stream between tensor-parallel blocks are split "
+             "over tp along their tokens (all-gather before a block, "
+             "reduce-scatter after it, in place of an all-reduce); needs "
+             "tp > 1"),
+    cl::init(false), cl::sub(compileCmd));
 static cl::opt<bool> explainOpt(
     "explain",
     cl::desc("Print the mesh, each parameter's sharding (and its optimizer "
@@ -448,6 +456,7 @@ int main(int argc, char **argv) {
     options.zero = zeroOpt;
     options.explain = explainOpt;
     options.shards.assign(shardOpt.begin(), shardOpt.end());
+    options.sequenceParallel = sequenceParallelOpt;
     if (localBatchNormOpt && syncBatchNormOpt) {
       llvm::errs() << "dtc: error: --local-batchnorm and --sync-batchnorm "
                       "contradict each other; give one\n";

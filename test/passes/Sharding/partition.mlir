@@ -77,16 +77,16 @@ module {
 // contraction split over tp (a constraint) and the result's columns over tp
 // (another) cannot both hold in the matmul, which runs split by its
 // contraction (the first factor its rule lists), leaves a partial sum, and
-// the result's constraint is met after it by an all-reduce and a local
-// block. (An axis moving between dimensions in a reshard is all-gathered
-// before it is cut again: test/e2e/tensor-parallel.test's --shard run.)
+// the result's constraint is met after it by one reduce-scatter (partial
+// sums to a split of a whole dimension). (An axis moving between
+// dimensions in a reshard is all-gathered before it is cut again:
+// test/e2e/tensor-parallel.test's --shard run.)
 
 // CHECK-LABEL: func.func @one_factor_per_axis(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<2x4xf32>
 // CHECK-SAME: %[[W:[^:]+]]: tensor<4x8xf32>
 // CHECK-NEXT: %[[Y:.+]] = dtg.matmul %[[X]], %[[W]] : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
-// CHECK-NEXT: %[[R:.+]] = dist.all_reduce sum %[[Y]] on @mesh mesh_axes = ["tp"] : tensor<2x8xf32>
-// CHECK-NEXT: %[[B:.+]] = dist.local_block %[[R]] on @mesh mesh_axes = ["tp"] slice_axis = 1 : tensor<2x8xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[B:.+]] = dist.reduce_scatter sum %[[Y]] on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<2x8xf32> -> tensor<2x4xf32>
 // CHECK-NEXT: return %[[B]]
 
 module {
