@@ -164,6 +164,16 @@ def PlanTensorParallelPass
     shardings of everything else follow by propagation (a column-parallel
     layer's bias, the activations between the two, the partial sum after
     the second).
+
+    A fused projection, one matrix W [N, K] whose output is only sliced
+    into equal parts along its features (attention's query, key and value
+    from one c_attn), would split into blocks that each hold whole parts;
+    Megatron splits every part by heads. So W (and its bias) is held by
+    its parts, [parts, N/parts, K] (the same elements in the same order;
+    `dtg.model_shape` keeps the model's shape, which checkpoints and
+    `--save-onnx` write), the projection becomes one batched matmul whose
+    parts are slices, and W is split along dimension 1: each rank computes
+    its heads of every part, and attention runs split by heads.
   }];
   let dependentDialects = ["::mlir::dist::DistDialect"];
   let options = [

@@ -71,6 +71,18 @@ struct Signature {
   }
 };
 
+/// A parameter the program holds in another shape than the model's
+/// (dtg.model_shape, from dtc-plan-tensor-parallel): the argument just
+/// added for it (the parameter, or its optimizer state) keeps that shape.
+static void keepModelShape(func::FuncOp main, unsigned i, Signature &in) {
+  Attribute shape = main.getArgAttr(i, "dtg.model_shape");
+  if (!shape)
+    return;
+  NamedAttrList list(in.attrs.back());
+  list.append("dtg.model_shape", shape);
+  in.attrs.back() = list.getDictionary(main.getContext());
+}
+
 struct BuildTrainStepPass
     : public dtc::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
   using BuildTrainStepPassBase::BuildTrainStepPassBase;
@@ -659,15 +671,18 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
           list.append("dtg.trainable", UnitAttr::get(ctx));
         return list.getDictionary(ctx);
       }();
+    keepModelShape(main, i, in);
   }
   SmallVector<std::string> stateSuffixes =
       sgd ? SmallVector<std::string>{"momentum_buffer"}
           : SmallVector<std::string>{"exp_avg", "exp_avg_sq"};
   for (unsigned i : trainable)
-    for (const std::string &suffix : stateSuffixes)
+    for (const std::string &suffix : stateSuffixes) {
       in.add(ctx, main.getArgument(i).getType(),
              (argString(main, i, kName) + "." + suffix).str(),
              "optimizer_state");
+      keepModelShape(main, i, in);
+    }
   for (unsigned i : inputs) {
     auto type = tensorType(main.getArgument(i));
     SmallVector<int64_t> shape(type.getShape());

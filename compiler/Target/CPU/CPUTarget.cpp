@@ -62,8 +62,17 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
           shardAxes = cpu::meshAxesMask(list.getAxes());
         }
   os << "}, " << offset << ", " << cpu::KernelEmitter::literal(defaultValue)
-     << ", 0, " << (inPlace ? 1 : 0) << ", " << shardDim << ", " << shardAxes
-     << "},\n";
+     << ", 0, " << (inPlace ? 1 : 0) << ", " << shardDim << ", " << shardAxes;
+  // The model file's shape of a tensor held in another (a fused
+  // projection by its parts).
+  if (auto shape =
+          attrs ? attrs.getAs<DenseI64ArrayAttr>("dtg.model_shape") : nullptr) {
+    os << ", " << shape.size() << ", {";
+    for (auto [k, d] : llvm::enumerate(shape.asArrayRef()))
+      os << (k ? ", " : "") << d;
+    os << "}";
+  }
+  os << "},\n";
 }
 
 class CPUTargetInfo : public TargetInfo {

@@ -56,6 +56,12 @@ typedef struct dtcrt_tensor_desc {
      size. shard_axes 0: the tensor is whole on every rank. */
   int shard_dim;
   int shard_axes;
+  /* The whole tensor's shape as the model file has it, where the program
+     holds the same elements (row-major) in another shape (a fused
+     projection held by its parts under tensor parallelism): checkpoints
+     and --save-onnx use it. model_rank 0: the program's own shape. */
+  int model_rank;
+  int64_t model_dims[DTCRT_MAX_RANK];
 } dtcrt_tensor_desc;
 
 /* What the running step tells the runtime, and how the runtime asks it to

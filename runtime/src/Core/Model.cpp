@@ -91,6 +91,11 @@ static bool describeTensor(const dtcrt_tensor_desc &d, bool isArg,
     error = label + " has a malformed sharding";
     return false;
   }
+  if (d.model_rank < 0 || d.model_rank > DTCRT_MAX_RANK) {
+    error = label + " has a malformed model shape";
+    return false;
+  }
+  t.modelShape.assign(d.model_dims, d.model_dims + d.model_rank);
   if (d.weights_offset < -1) {
     error =
         label + " has the weights offset " + std::to_string(d.weights_offset);

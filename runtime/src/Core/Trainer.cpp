@@ -377,13 +377,16 @@ Trainer::carriedTensors(std::vector<std::vector<uint8_t>> &wholes,
   for (int i : model.carried) {
     const TensorInfo &t = model.args[i];
     if (!t.shardAxes) {
-      tensors.push_back(
-          {t.name, t.role, t.dtype, t.shape, argBuffers[i].data(), t.bytes});
+      tensors.push_back({t.name, t.role, t.dtype,
+                         t.modelShape.empty() ? t.shape : t.modelShape,
+                         argBuffers[i].data(), t.bytes});
       continue;
     }
     int n = mesh->group(t.shardAxes).size();
     std::vector<int64_t> shape = t.shape;
     shape[size_t(t.shardDim)] *= n;
+    if (!t.modelShape.empty())
+      shape = t.modelShape;
     wholes.emplace_back();
     std::string error;
     if (gather) {
