@@ -85,11 +85,6 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
                        ") is not supported yet; this build partitions over "
                        "data-parallel and tensor-parallel ranks (--mesh "
                        "DPxTPx1)");
-  if (tp != 1 && dp != 1 && cmd.zero != 0)
-    return reportError("--mesh " + cmd.mesh + " --zero " + Twine(cmd.zero) +
-                       ": ZeRO with tensor parallelism is not supported yet "
-                       "(data and tensor parallelism together run with "
-                       "--zero 0)");
   if (cmd.zero < 0 || cmd.zero > 3)
     return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
   if (cmd.target != "cpu")

@@ -85,6 +85,52 @@ private:
     return -1;
   }
 
+  /// ZeRO's dimension for the tensors of `update` (its parameter's, in
+  /// each rank's shape): where tensor parallelism splits the parameter
+  /// already, that dimension (each rank's block is cut again over dp: a
+  /// tensor is split along one dimension), else the first dp divides; -1
+  /// for none.
+  int64_t zeroDim(Operation *update) const {
+    auto type = tensorType(update->getOperand(0));
+    auto func = update->getParentOfType<func::FuncOp>();
+    for (Value v : update->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        if (std::optional<int64_t> d = tpDim(func, arg.getArgNumber());
+            d && *d >= 0)
+          return type.getDimSize(*d) >= dp && type.getDimSize(*d) % dp == 0
+                     ? *d
+                     : -1;
+    return splitDim(type);
+  }
+  /// The dimension tensor parallelism splits argument `i` of `func` along
+  /// (-1: none the argument has), or nullopt where it has no sharding.
+  static std::optional<int64_t> tpDim(func::FuncOp func, unsigned i) {
+    auto s = func.getArgAttrOfType<dist::ShardingAttr>(i, sharding::kSharding);
+    if (!s)
+      return std::nullopt;
+    for (auto [d, list] : llvm::enumerate(s.getDims()))
+      if (!list.getAxes().empty())
+        return int64_t(d);
+    return -1;
+  }
+  /// `existing` (tensor parallelism's, or none) with dimension `dim` split
+  /// over dp too, inside its tp blocks.
+  dist::ShardingAttr withDp(dist::ShardingAttr existing, int64_t rank,
+                            int64_t dim) {
+    MLIRContext *ctx = &getContext();
+    SmallVector<dist::AxisListAttr> dims(rank,
+                                         dist::AxisListAttr::get(ctx, {}));
+    ArrayRef<StringAttr> partial;
+    if (existing) {
+      dims.assign(existing.getDims().begin(), existing.getDims().end());
+      partial = existing.getPartial();
+    }
+    SmallVector<StringAttr> axes(dims[dim].getAxes());
+    axes.push_back(StringAttr::get(ctx, "dp"));
+    dims[dim] = dist::AxisListAttr::get(ctx, axes);
+    return dist::ShardingAttr::get(ctx, meshRef, dims, partial);
+  }
+
   Value createAllReduce(OpBuilder &b, Location loc, Value v) {
     return b.create<dist::AllReduceOp>(
         loc, v.getType(), v,
@@ -317,8 +363,7 @@ LogicalResult PartitionDataParallelPass::splitAlong(Operation *op,
 /// other tensors of the parameter's type its state, rank-0 operands
 /// hyperparameters; every result has the parameter's type.
 LogicalResult PartitionDataParallelPass::visitUpdate(Operation *op) {
-  auto paramType = tensorType(op->getOperand(0));
-  int64_t dim = zero >= 1 ? splitDim(paramType) : -1;
+  int64_t dim = zero >= 1 ? zeroDim(op) : -1;
   // The state arguments decide: they were split (or not) up front.
   // (A parameter held in blocks is an fp32 master weight; a replicated
   // one is simply the parameter.)
@@ -541,10 +586,11 @@ LogicalResult PartitionDataParallelPass::partition(func::FuncOp func) {
     if (it == splitArgs.end())
       continue;
     int64_t dim = it->second;
-    dims[dim] = dist::AxisListAttr::get(ctx, {StringAttr::get(ctx, "dp")});
     // (Shardings describe the whole tensor: set before the type shrinks.)
-    func.setArgAttr(i, sharding::kSharding,
-                    dist::ShardingAttr::get(ctx, meshRef, dims, {}));
+    func.setArgAttr(
+        i, sharding::kSharding,
+        withDp(func.getArgAttrOfType<dist::ShardingAttr>(i, sharding::kSharding),
+               type.getRank(), dim));
     arg.setType(blockType(type, dim, dp));
     layouts[arg] = Layout::split(dim);
   }
@@ -558,15 +604,12 @@ LogicalResult PartitionDataParallelPass::partition(func::FuncOp func) {
   func.setFunctionType(
       FunctionType::get(ctx, body.getArgumentTypes(), ret.getOperandTypes()));
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    if (layoutOf(v).kind == Layout::Split) {
-      auto type = tensorType(v);
-      SmallVector<dist::AxisListAttr> dims(type.getRank(),
-                                           dist::AxisListAttr::get(ctx, {}));
-      dims[layoutOf(v).dim] =
-          dist::AxisListAttr::get(ctx, {StringAttr::get(ctx, "dp")});
-      func.setResultAttr(i, sharding::kSharding,
-                         dist::ShardingAttr::get(ctx, meshRef, dims, {}));
-    }
+    if (layoutOf(v).kind == Layout::Split)
+      func.setResultAttr(
+          i, sharding::kSharding,
+          withDp(func.getResultAttrOfType<dist::ShardingAttr>(
+                     i, sharding::kSharding),
+                 tensorType(v).getRank(), layoutOf(v).dim));
   return success();
 }
 
@@ -637,7 +680,7 @@ void PartitionDataParallelPass::runOnOperation() {
     train.walk([&](Operation *op) {
       if (!isa<dtg::AdamWUpdateOp, dtg::SgdUpdateOp>(op))
         return;
-      int64_t dim = splitDim(tensorType(op->getOperand(0)));
+      int64_t dim = zeroDim(op);
       if (dim < 0)
         return;
       for (unsigned i = 0; i < op->getNumOperands(); ++i) {
@@ -657,7 +700,12 @@ void PartitionDataParallelPass::runOnOperation() {
     if (zero >= 3)
       for (unsigned i = 0; i < train.getNumArguments(); ++i) {
         auto role = train.getArgAttrOfType<StringAttr>(i, kRole);
+        std::optional<int64_t> tp = tpDim(train, i);
         int64_t dim = splitDim(tensorType(train.getArgument(i)));
+        if (tp && *tp >= 0) {
+          int64_t size = tensorType(train.getArgument(i)).getDimSize(*tp);
+          dim = size >= dp && size % dp == 0 ? *tp : -1;
+        }
         if (role && role.getValue() == "parameter" &&
             train.getArgAttr(i, "dtg.trainable") && dim >= 0)
           splitArgs[i] = dim;
@@ -675,7 +723,7 @@ void PartitionDataParallelPass::runOnOperation() {
       if (!role || role.getValue() != "gradient")
         continue;
       if (g < updates.size()) {
-        int64_t dim = splitDim(tensorType(updates[g]->getOperand(0)));
+        int64_t dim = zeroDim(updates[g]);
         if (dim >= 0)
           micro.setResultAttr(r, "dtc.split_dim", top.getI64IntegerAttr(dim));
       }

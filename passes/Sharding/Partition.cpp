@@ -397,6 +397,16 @@ LogicalResult PartitionPass::partition(func::FuncOp func) {
         break;
       }
   }
+  // What an entry point returns (a loss sum, a metric) is a whole value:
+  // the runtime sums data-parallel shares only.
+  if (!func.isPrivate())
+    for (OpOperand &use : ret->getOpOperands()) {
+      Split s = splits.lookup(use.get());
+      if (s.partial.empty())
+        continue;
+      s.partial.clear();
+      use.set(reshard(use.get(), s, ret));
+    }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto global = globals.lookup(v);
     if (!global)

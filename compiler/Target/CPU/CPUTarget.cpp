@@ -52,7 +52,9 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
     os << (k ? ", " : "") << d;
   // A block of a split tensor: its split dimension and the axes (mask of
   // DTCRT_AXIS_*: pp 1, dp 2, tp 4) that split it.
-  int shardDim = 0, shardAxes = 0;
+  // Axes after the first cut each block of the first's again (ZeRO's dp
+  // inside a tensor-parallel block).
+  int shardDim = 0, shardAxes = 0, innerAxes = 0;
   if (auto sharding =
           attrs ? attrs.getAs<dist::ShardingAttr>("dtc.sharding") : nullptr)
     if (str("dtg.role") != "input")
@@ -60,9 +62,11 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
         if (!list.getAxes().empty()) {
           shardDim = int(d);
           shardAxes = cpu::meshAxesMask(list.getAxes());
+          innerAxes = cpu::meshAxesMask(list.getAxes().drop_front());
         }
   os << "}, " << offset << ", " << cpu::KernelEmitter::literal(defaultValue)
-     << ", 0, " << (inPlace ? 1 : 0) << ", " << shardDim << ", " << shardAxes;
+     << ", 0, " << (inPlace ? 1 : 0) << ", " << shardDim << ", " << shardAxes
+     << ", " << innerAxes;
   // The model file's shape of a tensor held in another (a fused
   // projection by its parts).
   if (auto shape =

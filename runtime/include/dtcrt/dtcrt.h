@@ -56,6 +56,11 @@ typedef struct dtcrt_tensor_desc {
      size. shard_axes 0: the tensor is whole on every rank. */
   int shard_dim;
   int shard_axes;
+  /* Of shard_axes, those that cut each block of the others again (ZeRO's
+     dp inside a tensor-parallel block): the block index along shard_dim
+     is (outer group rank) * (inner group size) + (inner group rank). 0:
+     one level, the group of shard_axes in mesh order. */
+  int shard_inner_axes;
   /* The whole tensor's shape as the model file has it, where the program
      holds the same elements (row-major) in another shape (a fused
      projection held by its parts under tensor parallelism): checkpoints

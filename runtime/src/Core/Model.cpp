@@ -91,6 +91,12 @@ static bool describeTensor(const dtcrt_tensor_desc &d, bool isArg,
     error = label + " has a malformed sharding";
     return false;
   }
+  t.shardInnerAxes = d.shard_inner_axes;
+  if ((d.shard_inner_axes & ~d.shard_axes) != 0 ||
+      (d.shard_inner_axes && d.shard_inner_axes == d.shard_axes)) {
+    error = label + " has a malformed sharding";
+    return false;
+  }
   if (d.model_rank < 0 || d.model_rank > DTCRT_MAX_RANK) {
     error = label + " has a malformed model shape";
     return false;

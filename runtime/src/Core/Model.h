@@ -33,6 +33,9 @@ struct TensorInfo {
   /// the split dimension and the mask of the axes splitting it (0: whole).
   int shardDim = -1;
   int shardAxes = 0;
+  /// Of shardAxes, those splitting each block of the others again
+  /// (desc->shard_inner_axes; 0: one level).
+  int shardInnerAxes = 0;
   /// The whole tensor's shape in the model file, where it differs from the
   /// program's (desc->model_dims); empty otherwise.
   std::vector<int64_t> modelShape;

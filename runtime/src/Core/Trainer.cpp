@@ -144,12 +144,24 @@ void Trainer::setThreadsPerRank() {
 bool Trainer::wholeTensor(int arg, std::vector<uint8_t> &whole,
                           std::string &error) {
   const TensorInfo &t = model.args[size_t(arg)];
-  Channel &group = mesh->group(t.shardAxes);
-  int64_t outer, inner;
+  int64_t outer, inner, dim = t.shape[size_t(t.shardDim)];
   aroundSplit(t, outer, inner);
-  whole.resize(t.bytes * size_t(group.size()));
-  return allGather(group, t.dtype, argBuffers[size_t(arg)].data(), whole.data(),
-                   outer, t.shape[size_t(t.shardDim)], inner, error);
+  const uint8_t *block = argBuffers[size_t(arg)].data();
+  std::vector<uint8_t> mid;
+  Channel *group = &mesh->group(t.shardAxes);
+  if (t.shardInnerAxes) {
+    // The block of the outer axes first, from the inner group's blocks.
+    Channel &in = mesh->group(t.shardInnerAxes);
+    mid.resize(t.bytes * size_t(in.size()));
+    if (!allGather(in, t.dtype, block, mid.data(), outer, dim, inner, error))
+      return false;
+    block = mid.data();
+    dim *= in.size();
+    group = &mesh->group(t.shardAxes & ~t.shardInnerAxes);
+  }
+  whole.resize(t.bytes * size_t(mesh->group(t.shardAxes).size()));
+  return allGather(*group, t.dtype, block, whole.data(), outer, dim, inner,
+                   error);
 }
 
 /// The elements before and after the split dimension of a block.
@@ -165,12 +177,23 @@ void Trainer::aroundSplit(const TensorInfo &t, int64_t &outer, int64_t &inner) {
 /// `arg`.
 void Trainer::keepBlock(int arg, const void *whole) {
   const TensorInfo &t = model.args[size_t(arg)];
-  Channel &group = mesh->group(t.shardAxes);
-  int64_t outer, inner;
+  int64_t outer, inner, dim = t.shape[size_t(t.shardDim)];
   aroundSplit(t, outer, inner);
-  localBlock(group.rank(), group.size(), dtypeSize(t.dtype), whole,
-             argBuffers[size_t(arg)].data(), outer, t.shape[size_t(t.shardDim)],
-             inner);
+  size_t es = dtypeSize(t.dtype);
+  if (!t.shardInnerAxes) {
+    Channel &group = mesh->group(t.shardAxes);
+    localBlock(group.rank(), group.size(), es, whole,
+               argBuffers[size_t(arg)].data(), outer, dim, inner);
+    return;
+  }
+  // The outer axes' block, then the inner group's block of it.
+  Channel &out = mesh->group(t.shardAxes & ~t.shardInnerAxes);
+  Channel &in = mesh->group(t.shardInnerAxes);
+  std::vector<uint8_t> mid(t.bytes * size_t(in.size()));
+  localBlock(out.rank(), out.size(), es, whole, mid.data(), outer,
+             dim * in.size(), inner);
+  localBlock(in.rank(), in.size(), es, mid.data(),
+             argBuffers[size_t(arg)].data(), outer, dim, inner);
 }
 
 /// Finds problems with the outputs before training, not after it.
