@@ -52,6 +52,7 @@ private:
   LogicalResult partition(func::FuncOp func);
   LogicalResult visit(Operation *op);
   LogicalResult visitCall(func::CallOp call);
+  void keepWholeMask(dtg::DropoutOp dropout);
   Value reshard(Value v, const Split &to, Operation *before);
   RankedTensorType localType(RankedTensorType global, const Split &split);
   int64_t groupSize(ArrayRef<StringAttr> axes) const;
@@ -187,6 +188,44 @@ Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
   return cur;
 }
 
+/// A dropout of a block draws the whole tensor's mask, cut: it becomes
+/// the block of its global shape (block_of) that starts where the key,
+/// after seed, step and offset, says; each rank's start along a split
+/// dimension is its block of the starts of all blocks.
+void PartitionPass::keepWholeMask(dtg::DropoutOp dropout) {
+  Split split = splits.lookup(dropout.getResult());
+  if (llvm::all_of(split.dims, [](auto &axes) { return axes.empty(); }))
+    return;
+  MLIRContext *ctx = &getContext();
+  OpBuilder b(dropout);
+  Location loc = dropout.getLoc();
+  auto global = globals.lookup(dropout.getResult());
+  auto local = cast<RankedTensorType>(dropout.getResult().getType());
+  Type i64 = b.getI64Type();
+  auto constant = [&](ArrayRef<int64_t> values) -> Value {
+    auto type = RankedTensorType::get({int64_t(values.size())}, i64);
+    return b.create<dtg::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+  };
+  SmallVector<Value> key{dropout.getKey()};
+  if (cast<RankedTensorType>(dropout.getKey().getType()).getDimSize(0) == 2)
+    key.push_back(constant({0}));
+  for (auto [d, axes] : llvm::enumerate(split.dims)) {
+    if (axes.empty()) {
+      key.push_back(constant({0}));
+      continue;
+    }
+    SmallVector<int64_t> starts;
+    for (int64_t k = 0, n = groupSize(axes); k < n; ++k)
+      starts.push_back(k * local.getDimSize(d));
+    key.push_back(b.create<dist::LocalBlockOp>(
+        loc, RankedTensorType::get({1}, i64), constant(starts),
+        b.getI64IntegerAttr(0), meshRef, axesAttr(axes)));
+  }
+  dropout.getKeyMutable().assign(
+      b.create<dtg::ConcatOp>(loc, ValueRange(key), int64_t(0)));
+  dropout.setBlockOfAttr(DenseI64ArrayAttr::get(ctx, global.getShape()));
+}
+
 LogicalResult PartitionPass::visit(Operation *op) {
   if (auto c = dyn_cast<dist::ShardingConstraintOp>(op)) {
     Value r = reshard(c.getInput(), Split::of(c.getSharding()), op);
@@ -277,6 +316,29 @@ LogicalResult PartitionPass::visit(Operation *op) {
       gemm.setBetaAttr(FloatAttr::get(gemm.getBetaAttr().getType(),
                                       gemm.getBeta().convertToDouble() /
                                           double(groupSize(factors[2]))));
+  // A mean over a split axis: each rank's mean of its block, scaled by
+  // its share, so that the partial sums add up to the whole mean.
+  if (auto mean = dyn_cast<dtg::ReduceMeanOp>(op)) {
+    int64_t share = 1;
+    for (auto [f, factor] : llvm::enumerate(rule->factors))
+      if (factor.kind == FactorKind::Reduction)
+        share *= groupSize(factors[f]);
+    if (share > 1) {
+      OpBuilder b(op->getContext());
+      b.setInsertionPointAfter(op);
+      Value r = mean.getResult();
+      auto type = cast<RankedTensorType>(r.getType());
+      Value scale = b.create<dtg::ConstantOp>(
+          op->getLoc(),
+          DenseElementsAttr::get(
+              RankedTensorType::get({}, type.getElementType()),
+              b.getFloatAttr(type.getElementType(), 1.0 / double(share))));
+      auto scaled = b.create<dtg::MulOp>(op->getLoc(), r, scale);
+      r.replaceAllUsesExcept(scaled.getResult(), scaled);
+      globals[scaled.getResult()] = globals[r];
+      splits[scaled.getResult()] = splits[r];
+    }
+  }
   if (auto slice = dyn_cast<dtg::SliceOp>(op)) {
     SmallVector<int64_t> limits(slice.getLimits());
     auto local = cast<RankedTensorType>(slice.getResult().getType());
@@ -286,15 +348,8 @@ LogicalResult PartitionPass::visit(Operation *op) {
         limits[d] = local.getDimSize(d);
     slice.setLimits(limits);
   }
-  if (auto dropout = dyn_cast<dtg::DropoutOp>(op)) {
-    Split s = splits.lookup(dropout.getResult());
-    for (unsigned d = 1; d < s.dims.size(); ++d)
-      if (!s.dims[d].empty() && dropout.getRatio().convertToDouble() > 0)
-        return op->emitError("dropout on a tensor split along dimension ")
-               << d
-               << " is not supported yet (its masks would change with the "
-                  "split)";
-  }
+  if (auto dropout = dyn_cast<dtg::DropoutOp>(op))
+    keepWholeMask(dropout);
   return success();
 }
 

@@ -129,7 +129,10 @@ def PartitionPass : Pass<"dtc-partition", "ModuleOp"> {
     `dist.local_block` to the op's split), and its results take the types
     of their blocks (`dtc.shardings`). A constant that is split becomes
     each rank's block of it; a slice's limits on a split (whole) dimension
-    become the block's. `dist.sharding_constraint` ops become the reshards
+    become the block's; a mean over a split axis is scaled by the rank's
+    share (its partial sums add up to the mean); a dropout of a block
+    draws its block of the whole tensor's mask (`block_of`, the block's
+    start in its key). `dist.sharding_constraint` ops become the reshards
     they ask for. Partial sums pass only through ops linear in them
     (dtc-propagate-sharding's rule). Function results keep the shardings of
     the values returned (`dist.sharding` on each result).

@@ -553,12 +553,25 @@ static LogicalResult emitDropout(Operation *op, KernelEmitter &e) {
   if (!(ratio >= 0.0 && ratio < 1.0))
     return op->emitError("ratio ") << ratio << " is outside [0, 1)";
   int64_t keyLength = dtg::numElements(shapeOf(key));
-  if ((keyLength != 2 && keyLength != 3) || !elementTypeOf(key).isInteger(64))
+  std::optional<ArrayRef<int64_t>> whole = dropout.getBlockOf();
+  int64_t rank = int64_t(shapeOf(x).size());
+  if ((whole ? keyLength != 3 + rank : (keyLength != 2 && keyLength != 3)) ||
+      !elementTypeOf(key).isInteger(64))
     return op->emitError("key must hold two or three i64 (seed, step[, "
-                         "element offset])");
+                         "element offset]), and the block's start with "
+                         "block_of");
   if (shapeOf(x) != shapeOf(y) || shapeOf(x) != shapeOf(mask) ||
       !elementTypeOf(mask).isInteger(1))
     return op->emitError("result and mask need the operand's shape");
+  if (whole) {
+    e.call("dropoutBlock",
+           {e.shape(x), e.buffer(x), e.buffer(key), e.shapeOf(*whole),
+            KernelEmitter::literal(ratio),
+            KernelEmitter::literal(static_cast<int64_t>(dropout.getStream())),
+            e.buffer(y), e.buffer(mask)},
+           {e.cTypeOf(y)});
+    return success();
+  }
   e.call("dropout",
          {e.shape(x), e.buffer(x), e.buffer(key),
           KernelEmitter::literal(keyLength), KernelEmitter::literal(ratio),

@@ -225,6 +225,11 @@ def DTG_DropoutOp : DTG_Op<"dropout", [InferTypeOpAdaptor]> {
     offset added to every element's index: the index, in the whole batch's
     tensor, of this tensor's first element, so that a micro-batch or a
     data-parallel rank's rows draw the bits the whole batch's rows would.
+    With `block_of` (a shape), the operand is the block of a tensor of that
+    shape that starts at the coordinates the key holds after its third
+    element (tensor parallelism's block of a tensor split along later
+    dimensions): each element draws the bits of its index in the whole
+    tensor (plus the offset), so the mask is the whole tensor's, cut.
     Inference-mode dropout is not this op (the importer drops it).
 
     ```mlir
@@ -232,10 +237,14 @@ def DTG_DropoutOp : DTG_Op<"dropout", [InferTypeOpAdaptor]> {
     ```
 
     Constraints:
-    - `ratio` is in [0, 1); `key` is a tensor<2xi64> or tensor<3xi64>.
+    - `ratio` is in [0, 1); `key` is a tensor<2xi64> or tensor<3xi64>, or
+      with `block_of` a tensor<(3 + rank)xi64>;
+    - `block_of` has the operand's rank and no dimension smaller than the
+      operand's.
   }];
   let arguments = (ins DTG_FloatTensor:$operand, StaticShapeTensorOf<[I64]>:$key,
-                       F64Attr:$ratio, I64Attr:$stream);
+                       F64Attr:$ratio, I64Attr:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$block_of);
   let results = (outs DTG_FloatTensor:$result, DTG_BoolTensor:$mask);
   let assemblyFormat = "$operand `,` $key attr-dict `:` type($operand) `,` type($key) `->` type($result) `,` type($mask)";
 }

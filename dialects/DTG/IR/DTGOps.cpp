@@ -665,11 +665,23 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
     return emitOptionalError(loc, "ratio " + std::to_string(ratio) +
                                       " is outside [0, 1)");
   auto key = tensorType(adaptor.getKey());
-  if (key.getShape() != ArrayRef<int64_t>{2} &&
-      key.getShape() != ArrayRef<int64_t>{3})
+  auto input = tensorType(adaptor.getOperand());
+  if (std::optional<ArrayRef<int64_t>> whole = adaptor.getBlockOf()) {
+    if (int64_t(whole->size()) != input.getRank())
+      return emitOptionalError(loc, "block_of needs the operand's rank");
+    for (auto [w, b] : llvm::zip(*whole, input.getShape()))
+      if (w < b)
+        return emitOptionalError(loc, "block_of is smaller than the operand");
+    if (key.getShape() != ArrayRef<int64_t>{3 + input.getRank()})
+      return emitOptionalError(loc, "key must be a tensor<" +
+                                        std::to_string(3 + input.getRank()) +
+                                        "xi64> with block_of (seed, step, "
+                                        "offset, the block's start)");
+  } else if (key.getShape() != ArrayRef<int64_t>{2} &&
+             key.getShape() != ArrayRef<int64_t>{3}) {
     return emitOptionalError(loc, "key must be a tensor<2xi64> or "
                                   "tensor<3xi64>");
-  auto input = tensorType(adaptor.getOperand());
+  }
   inferred.push_back(input);
   inferred.push_back(
       RankedTensorType::get(input.getShape(), IntegerType::get(context, 1)));

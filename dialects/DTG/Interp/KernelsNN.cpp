@@ -640,12 +640,32 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<Tensor> in,
   double ratio = dropout.getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))
     return op->emitError("ratio ") << ratio << " is outside [0, 1)";
-  if ((key.numElements() != 2 && key.numElements() != 3) || key.isFloat())
+  std::optional<ArrayRef<int64_t>> whole = dropout.getBlockOf();
+  int64_t rank = int64_t(x.shape.size());
+  if (whole ? key.numElements() != 3 + rank
+            : (key.numElements() != 2 && key.numElements() != 3))
     return op->emitError("key must hold two or three integers (seed, step[, "
-                         "element offset])");
-  int64_t offset = key.numElements() == 3 ? key.i[2] : 0;
+                         "element offset]), and the block's start with "
+                         "block_of");
+  if (key.isFloat())
+    return op->emitError("key must hold integers");
+  int64_t offset = key.numElements() >= 3 ? key.i[2] : 0;
   if (offset < 0)
     return op->emitError("the key's element offset is negative");
+  // (With block_of: element k's index in the whole tensor.)
+  auto indexOf = [&](int64_t k) {
+    if (!whole)
+      return k;
+    int64_t index = 0, rest = k;
+    SmallVector<int64_t> at(rank);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      at[d] = rest % x.shape[d];
+      rest /= x.shape[d];
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      index = index * (*whole)[d] + at[d] + key.i[3 + d];
+    return index;
+  };
   Tensor y = makeResult(op->getResult(0).getType());
   Tensor mask = makeResult(op->getResult(1).getType());
   std::array<uint32_t, 2> opKey =
@@ -653,8 +673,8 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<Tensor> in,
   uint64_t threshold = dropoutThreshold(ratio);
   double keptScale = 1.0 / (1.0 - ratio);
   for (int64_t k = 0, e = x.numElements(); k < e; ++k) {
-    bool keep =
-        dropoutBits(opKey, static_cast<uint64_t>(k + offset)) >= threshold;
+    bool keep = dropoutBits(opKey, static_cast<uint64_t>(indexOf(k) +
+                                                        offset)) >= threshold;
     y.set(k, keep ? x.f[k] * keptScale : 0.0);
     mask.i[k] = keep;
   }

@@ -971,3 +971,24 @@ func.func @dropout_key(%x: tensor<4xf32>, %k: tensor<4xi64>) {
   %0:2 = dtg.dropout %x, %k {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<4xi64> -> tensor<4xf32>, tensor<4xi1>
   return
 }
+
+// -----
+
+// Tests that a dropout of a block (block_of) takes the block's start in its
+// key: seed, step, offset and one coordinate per dimension.
+func.func @dropout_block_key(%x: tensor<2x4xf32>, %k: tensor<3xi64>) {
+  // expected-error @+2 {{key must be a tensor<5xi64> with block_of (seed, step, offset, the block's start)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = dtg.dropout %x, %k {block_of = array<i64: 2, 8>, ratio = 0.5 : f64, stream = 0 : i64} : tensor<2x4xf32>, tensor<3xi64> -> tensor<2x4xf32>, tensor<2x4xi1>
+  return
+}
+
+// -----
+
+// Tests that block_of, the whole tensor's shape, contains the block.
+func.func @dropout_block_shape(%x: tensor<2x4xf32>, %k: tensor<5xi64>) {
+  // expected-error @+2 {{block_of is smaller than the operand}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = dtg.dropout %x, %k {block_of = array<i64: 2, 2>, ratio = 0.5 : f64, stream = 0 : i64} : tensor<2x4xf32>, tensor<5xi64> -> tensor<2x4xf32>, tensor<2x4xi1>
+  return
+}

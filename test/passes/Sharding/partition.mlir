@@ -141,3 +141,27 @@ module {
     return %t : tensor<8xf32>
   }
 }
+
+// -----
+
+// Tests dropout on a block: the column-parallel result is split along its
+// columns, so each rank's dropout draws the bits of its block of the whole
+// [4, 8] tensor: its key gets the block's start, 0 rows and this rank's
+// block of the column starts [0, 4], and block_of the whole shape.
+
+// CHECK-LABEL: func.func @dropout_block(
+// CHECK:      %[[H:.+]] = dtg.matmul
+// CHECK-DAG:  %[[ZERO:.+]] = dtg.constant dense<0> : tensor<1xi64>
+// CHECK-DAG:  %[[STARTS:.+]] = dtg.constant dense<[0, 4]> : tensor<2xi64>
+// CHECK:      %[[MINE:.+]] = dist.local_block %[[STARTS]] on @mesh mesh_axes = ["tp"] slice_axis = 0 : tensor<2xi64> -> tensor<1xi64>
+// CHECK:      %[[KEY:.+]] = dtg.concat %arg2, %[[ZERO]], %[[MINE]] {axis = 0 : i64} : tensor<3xi64>, tensor<1xi64>, tensor<1xi64> -> tensor<5xi64>
+// CHECK:      dtg.dropout %[[H]], %[[KEY]] {block_of = array<i64: 4, 8>, ratio = 5.000000e-01 : f64, stream = 0 : i64} : tensor<4x4xf32>, tensor<5xi64> -> tensor<4x4xf32>, tensor<4x4xi1>
+
+module {
+  dist.mesh @mesh = <["pp" = 1, "dp" = 1, "tp" = 2]>
+  func.func @dropout_block(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {"tp"}]>}, %k: tensor<3xi64>) -> tensor<4x8xf32> {
+    %h = dtg.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %d:2 = dtg.dropout %h, %k {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4x8xf32>, tensor<3xi64> -> tensor<4x8xf32>, tensor<4x8xi1>
+    return %d#0 : tensor<4x8xf32>
+  }
+}
