@@ -48,6 +48,8 @@ private:
   void setThreadsPerRank();
   bool writeRankReport(std::string &error);
   bool wholeTensor(int arg, std::vector<uint8_t> &whole, std::string &error);
+  bool wholeOf(const TensorInfo &t, const uint8_t *block,
+               std::vector<uint8_t> &whole, std::string &error);
   static void aroundSplit(const TensorInfo &t, int64_t &outer, int64_t &inner);
   void keepBlock(int arg, const void *whole);
   bool checkOutputs(std::string &error);
@@ -143,10 +145,16 @@ void Trainer::setThreadsPerRank() {
 /// group takes part).
 bool Trainer::wholeTensor(int arg, std::vector<uint8_t> &whole,
                           std::string &error) {
-  const TensorInfo &t = model.args[size_t(arg)];
+  return wholeOf(model.args[size_t(arg)], argBuffers[size_t(arg)].data(),
+                 whole, error);
+}
+
+/// The whole tensor of which `block` is this rank's block, as `t` (an
+/// argument or a result) describes it.
+bool Trainer::wholeOf(const TensorInfo &t, const uint8_t *block,
+                      std::vector<uint8_t> &whole, std::string &error) {
   int64_t outer, inner, dim = t.shape[size_t(t.shardDim)];
   aroundSplit(t, outer, inner);
-  const uint8_t *block = argBuffers[size_t(arg)].data();
   std::vector<uint8_t> mid;
   Channel *group = &mesh->group(t.shardAxes);
   if (t.shardInnerAxes) {
@@ -613,21 +621,39 @@ bool Trainer::trainStep(std::string &error) {
   return true;
 }
 
-/// Writes every gradient result as DIR/NAME.npy.
+/// Writes every gradient result as DIR/NAME.npy: whole (the blocks of a
+/// split one gathered, every rank taking part), in its parameter's shape in
+/// the model; the first rank writes them.
 bool Trainer::dumpGradients(std::string &error) {
-  // The applied gradients are whole on every rank: the first writes them.
-  if (mesh->rank() != 0)
-    return true;
   for (int r : gradients) {
     const TensorInfo &t = model.results[r];
+    const auto *data = static_cast<const uint8_t *>(resultPointers[r]);
+    size_t bytes = t.bytes;
+    std::vector<int64_t> shape = t.shape;
+    std::vector<uint8_t> whole;
+    if (t.shardAxes) {
+      if (!wholeOf(t, data, whole, error)) {
+        error = "--dump-gradients: gathering '" + t.name + "': " + error;
+        return false;
+      }
+      data = whole.data();
+      bytes = whole.size();
+      shape[size_t(t.shardDim)] *= mesh->group(t.shardAxes).size();
+    }
+    for (const TensorInfo &a : model.args)
+      if (a.name == t.name && a.role == "parameter" && !a.modelShape.empty())
+        shape = a.modelShape;
+    if (mesh->rank() != 0)
+      continue;
     std::string path = joinPath(options.dumpGradients, t.name + ".npy");
     std::string why;
-    if (!writeNpyFile(path, t.dtype, t.shape, resultPointers[r], t.bytes,
-                      why)) {
+    if (!writeNpyFile(path, t.dtype, shape, data, bytes, why)) {
       error = "--dump-gradients: " + why;
       return false;
     }
   }
+  if (mesh->rank() != 0)
+    return true;
   progress("gradients of step " + std::to_string(step) + " written to '" +
            options.dumpGradients + "'");
   return true;
