@@ -9,6 +9,7 @@
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/Dist/IR/DistOps.h"
 #include "passes/Sharding/ShardingRules.h"
+#include "passes/Sharding/SplitLowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -53,6 +54,8 @@ private:
   LogicalResult visit(Operation *op);
   LogicalResult visitCall(func::CallOp call);
   void keepWholeMask(dtg::DropoutOp dropout);
+  LogicalResult lowerSplitAxis(Operation *op, const ShardingRule &rule,
+                               ArrayRef<SmallVector<StringAttr>> factors);
   Value reshard(Value v, const Split &to, Operation *before);
   RankedTensorType localType(RankedTensorType global, const Split &split);
   int64_t groupSize(ArrayRef<StringAttr> axes) const;
@@ -350,6 +353,43 @@ LogicalResult PartitionPass::visit(Operation *op) {
   }
   if (auto dropout = dyn_cast<dtg::DropoutOp>(op))
     keepWholeMask(dropout);
+  return lowerSplitAxis(op, *rule, factors);
+}
+
+/// Ops that read an axis whole, run on a block of it (SplitLowering.h).
+LogicalResult
+PartitionPass::lowerSplitAxis(Operation *op, const ShardingRule &rule,
+                              ArrayRef<SmallVector<StringAttr>> factors) {
+  auto splitOf = [&](int64_t f) -> std::optional<SplitAxes> {
+    if (f < 0 || factors[f].empty())
+      return std::nullopt;
+    return SplitAxes{meshRef, axesAttr(factors[f]), groupSize(factors[f])};
+  };
+  // The value that takes the place of `old` (its global type and split).
+  auto replaced = [&](Value old, Value now) {
+    globals[now] = globals.lookup(old);
+    splits[now] = splits.lookup(old);
+  };
+  if (auto gather = dyn_cast<dtg::GatherOp>(op)) {
+    if (auto split = splitOf(rule.operands[0][gather.getAxis()]))
+      replaced(gather.getResult(), lowerSplitGather(gather, *split));
+  } else if (auto grad = dyn_cast<dtg::GatherGradOp>(op)) {
+    if (auto split = splitOf(rule.results[0][grad.getAxis()]))
+      lowerSplitGatherGrad(grad, *split);
+  } else if (isa<dtg::SoftmaxOp, dtg::LogSoftmaxOp>(op)) {
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (auto split = splitOf(rule.operands[0][axis])) {
+      Value old = op->getResult(0);
+      RankedTensorType global = globals.lookup(old);
+      Split blocks = splits.lookup(old);
+      Value y = lowerSplitSoftmax(op, *split);
+      globals[y] = global;
+      splits[y] = blocks;
+    }
+  } else if (auto loss = dyn_cast<dtg::NllLossOp>(op)) {
+    if (auto split = splitOf(rule.operands[0][1]))
+      lowerSplitNllLoss(loss, *split);
+  }
   return success();
 }
 

@@ -132,7 +132,10 @@ def PartitionPass : Pass<"dtc-partition", "ModuleOp"> {
     become the block's; a mean over a split axis is scaled by the rank's
     share (its partial sums add up to the mean); a dropout of a block
     draws its block of the whole tensor's mask (`block_of`, the block's
-    start in its key). `dist.sharding_constraint` ops become the reshards
+    start in its key); a gather from a table split along the gathered axis,
+    a gather_grad into one, a softmax or log_softmax over a split axis and
+    an nll_loss over split classes run on their blocks with the collectives
+    that combine them (SplitLowering.h). `dist.sharding_constraint` ops become the reshards
     they ask for. Partial sums pass only through ops linear in them
     (dtc-propagate-sharding's rule). Function results keep the shardings of
     the values returned (`dist.sharding` on each result).
@@ -167,6 +170,11 @@ def PlanTensorParallelPass
     shardings of everything else follow by propagation (a column-parallel
     layer's bias, the activations between the two, the partial sum after
     the second).
+
+    A parameter table that a gather reads by rows at data-dependent
+    indices (a token embedding) is split by rows: vocabulary parallelism
+    (each rank reads the tokens in its rows, the ranks' partial sums add
+    up; a tied output projection gives logits split by vocabulary).
 
     A fused projection, one matrix W [N, K] whose output is only sliced
     into equal parts along its features (attention's query, key and value

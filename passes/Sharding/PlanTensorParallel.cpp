@@ -281,6 +281,28 @@ void PlanTensorParallelPass::runOnOperation() {
     column = !column;
   }
 
+  // Vocabulary-parallel embeddings: a parameter table that gathers read
+  // by rows at data-dependent indices (tokens; not a position table read
+  // at constant positions) is split by rows (tokens out of a rank's rows
+  // read zeros there, and the ranks' rows add up); a tied output
+  // projection then gives logits split by vocabulary, and the loss
+  // reduces over its blocks.
+  main.walk([&](dtg::GatherOp gather) {
+    auto arg = dyn_cast<BlockArgument>(gather.getData());
+    if (!arg || gather.getAxis() != 0 || !parameterArg(arg) ||
+        gather.getIndices().getDefiningOp<dtg::ConstantOp>() ||
+        main.getArgAttr(arg.getArgNumber(), "dist.sharding"))
+      return;
+    auto table = cast<RankedTensorType>(arg.getType());
+    if (table.getRank() != 2 || table.getDimSize(0) % tp != 0)
+      return;
+    SmallVector<dist::AxisListAttr> dims(2, dist::AxisListAttr::get(ctx, {}));
+    dims[0] = dist::AxisListAttr::get(ctx, {StringAttr::get(ctx, "tp")});
+    main.setArgAttr(arg.getArgNumber(), "dist.sharding",
+                    dist::ShardingAttr::get(
+                        ctx, FlatSymbolRefAttr::get(ctx, "mesh"), dims, {}));
+  });
+
   // The user's splits.
   for (const std::string &entry : shard) {
     auto [name, spec] = StringRef(entry).split('=');

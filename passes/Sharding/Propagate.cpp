@@ -479,18 +479,23 @@ LogicalResult PropagateShardingPass::propagate(func::FuncOp func) {
   if (walk.wasInterrupted())
     return failure();
 
-  int round = sweep(func, ops, 1);
-  // Sequence parallelism fills in what the splits above left whole (and
-  // what stopping partial sums makes whole).
-  if (sequenceParallel) {
-    seedSequenceSplits(func, round);
+  // Sweeps until nothing changes, then stops partial sums where they
+  // should not go on, which may leave values whole that a split can now
+  // reach: again, until both settle.
+  int round = 0;
+  auto settle = [&] {
     for (int i = 0; i < 8; ++i) {
       round = sweep(func, ops, round + 1);
       if (!stopPartialSums(ops))
         break;
     }
+  };
+  settle();
+  // Sequence parallelism fills in what the splits above left whole.
+  if (sequenceParallel) {
+    seedSequenceSplits(func, round);
+    settle();
   }
-  stopPartialSums(ops);
 
   // What callers see.
   SmallVector<ValueSharding> &args = calleeArgs[func];

@@ -244,11 +244,13 @@ void mlir::dtc::sharding::registerNNShardingRules(
       blocked.push_back(d);
     return rules::elementwise(op, blocked);
   });
+  // Softmax over a split axis reduces its maximum and sum across the
+  // blocks (dtc-partition, SplitLowering.h): every dimension may split.
   registry.add<SoftmaxOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    return rules::elementwise(op, {cast<SoftmaxOp>(op).getAxis()});
+    return rules::elementwise(op);
   });
   registry.add<LogSoftmaxOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    return rules::elementwise(op, {cast<LogSoftmaxOp>(op).getAxis()});
+    return rules::elementwise(op);
   });
   // Dropout: elementwise (its key is no tensor dimension; partitioning
   // offsets each block's element indices so masks do not change).

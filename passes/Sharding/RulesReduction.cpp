@@ -82,8 +82,7 @@ void mlir::dtc::sharding::registerReductionShardingRules(
   // nll_loss(log-probabilities [N, C, d...], targets [N, d...], weights [C]):
   // the samples (and extra dimensions) are parallel for reduction 'none'
   // and a reduction otherwise (the loss is their sum, or their sum over
-  // the weights'); the classes are blocked (a vocabulary-parallel loss
-  // needs its own partitioning).
+  // the weights'); the classes are a reduction where they may split.
   registry.add<NllLossOp>([](Operation *op) -> FailureOr<ShardingRule> {
     auto nll = cast<NllLossOp>(op);
     ShardingRule rule;
@@ -93,10 +92,16 @@ void mlir::dtc::sharding::registerReductionShardingRules(
         none ? FactorKind::Parallel
              : (nll.getReduction() == "sum" ? FactorKind::Reduction
                                             : FactorKind::Blocked);
+    // Split classes (vocabulary-parallel cross entropy): each rank picks
+    // the targets in its block (SplitLowering.h), a partial sum; not for
+    // a mean (its count would be each rank's) or class weights.
+    FactorKind classKind = nll.getWeight() || nll.getReduction() == "mean"
+                               ? FactorKind::Blocked
+                               : FactorKind::Reduction;
     SmallVector<int64_t> input, target, result;
     for (int64_t d = 0; d < int64_t(in.size()); ++d) {
       if (d == 1) {
-        input.push_back(rule.addFactor(in[d], FactorKind::Blocked));
+        input.push_back(rule.addFactor(in[d], classKind));
         continue;
       }
       int64_t f = rule.addFactor(in[d], sampleKind);

@@ -140,9 +140,14 @@ static FailureOr<ShardingRule> gatherRule(Operation *op, bool adjoint) {
     return op->emitError("gather axis out of range");
   ShardingRule rule;
   SmallVector<int64_t> dataDims, indexDims, gatheredDims;
+  // The gathered axis may be split (a vocabulary-parallel embedding):
+  // dtc-partition has each rank take the indices in its block, so a
+  // gather's results are partial sums over it, and a gather_grad fills
+  // its block (SplitLowering.h).
   for (int64_t d = 0; d < int64_t(dataShape.size()); ++d)
     dataDims.push_back(rule.addFactor(
-        dataShape[d], d == axis ? FactorKind::Blocked : FactorKind::Parallel));
+        dataShape[d], d == axis && !adjoint ? FactorKind::Reduction
+                                            : FactorKind::Parallel));
   // (In the adjoint the index positions are summed into the table: a split
   // of them leaves partial sums.)
   for (int64_t size : indices)

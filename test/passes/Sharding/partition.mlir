@@ -38,23 +38,33 @@ module {
 
 // Tests the reshards of a conflict and of ops that need whole dimensions:
 // y's rows split over dp meet x's over tp at the add (x's split wins), so y
-// is all-gathered over dp and cut over tp; the softmax needs its axis whole,
-// so the column split a constraint asks for after it is a local block; a
-// constant the add reads in blocks becomes each rank's block of it; a
-// slice of the rows' whole extent takes the block's limits.
+// is all-gathered over dp and cut over tp; the column split over dp that a
+// constraint asks for after the softmax spreads back through it (over a
+// split axis the softmax reduces its maximum and its sum across the
+// blocks), so the add and the mul run on [tp, dp] blocks; a constant the
+// mul reads in blocks becomes each rank's block of it; the slice, which
+// needs its columns whole, takes the rows' block and the gathered columns.
 
 // CHECK-LABEL: func.func @reshards(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<2x4xf32>
 // CHECK-SAME: %[[Y:[^:]+]]: tensor<2x4xf32>
+// CHECK: %[[XB:.+]] = dist.local_block %[[X]] on @mesh mesh_axes = ["dp"] slice_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
 // CHECK: %[[YW:.+]] = dist.all_gather %[[Y]] on @mesh mesh_axes = ["dp"] gather_axis = 0 : tensor<2x4xf32> -> tensor<4x4xf32>
 // CHECK: %[[YT:.+]] = dist.local_block %[[YW]] on @mesh mesh_axes = ["tp"] slice_axis = 0 : tensor<4x4xf32> -> tensor<2x4xf32>
-// CHECK: %[[S:.+]] = dtg.add %[[X]], %[[YT]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[YB:.+]] = dist.local_block %[[YT]] on @mesh mesh_axes = ["dp"] slice_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+// CHECK: %[[S:.+]] = dtg.add %[[XB]], %[[YB]] : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
 // CHECK: %[[C:.+]] = dtg.constant dense<{{.*}}> : tensor<4x4xf32>
-// CHECK: %[[CB:.+]] = dist.local_block %[[C]] on @mesh mesh_axes = ["tp"] slice_axis = 0 : tensor<4x4xf32> -> tensor<2x4xf32>
-// CHECK: dtg.mul %[[S]], %[[CB]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
-// CHECK: %[[SM:.+]] = dtg.softmax {{.*}} : tensor<2x4xf32>
-// CHECK: dist.local_block %[[SM]] on @mesh mesh_axes = ["dp"] slice_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
-// CHECK: dtg.slice {{.*}}{limits = array<i64: 2, 4>, starts = array<i64: 0, 1>{{.*}} : tensor<2x4xf32> -> tensor<2x3xf32>
+// CHECK: %[[CT:.+]] = dist.local_block %[[C]] on @mesh mesh_axes = ["tp"] slice_axis = 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[CB:.+]] = dist.local_block %[[CT]] on @mesh mesh_axes = ["dp"] slice_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+// CHECK: %[[M:.+]] = dtg.mul %[[S]], %[[CB]] : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+// CHECK: %[[MAX:.+]] = dtg.reduce_max %[[M]] {axes = array<i64: 1>, keepdims = true}
+// CHECK: dist.all_reduce max %[[MAX]] on @mesh mesh_axes = ["dp"] : tensor<2x1xf32>
+// CHECK: %[[SUM:.+]] = dtg.reduce_sum
+// CHECK: dist.all_reduce sum %[[SUM]] on @mesh mesh_axes = ["dp"] : tensor<2x1xf32>
+// CHECK: %[[SM:.+]] = dtg.div
+// CHECK: %[[MW:.+]] = dist.all_gather %[[M]] on @mesh mesh_axes = ["dp"] gather_axis = 1 : tensor<2x2xf32> -> tensor<2x4xf32>
+// CHECK: dtg.slice %[[MW]] {limits = array<i64: 2, 4>, starts = array<i64: 0, 1>{{.*}} : tensor<2x4xf32> -> tensor<2x3xf32>
+// CHECK: return %[[SM]]
 
 module {
   dist.mesh @mesh = <["pp" = 1, "dp" = 2, "tp" = 2]>
@@ -163,5 +173,46 @@ module {
     %h = dtg.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
     %d:2 = dtg.dropout %h, %k {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4x8xf32>, tensor<3xi64> -> tensor<4x8xf32>, tensor<4x8xi1>
     return %d#0 : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// Tests vocabulary parallelism: a tied table split by rows over tp. The
+// embedding gather takes the ids in this rank's rows (shifted to them,
+// negative ones wrapped first) and zeros for the others, a partial sum
+// all-reduced before the matmul reads it; the tied projection gives logits
+// split by vocabulary; log_softmax over them reduces its maximum and its
+// sum of exponentials across the blocks; nll_loss picks the targets in
+// this rank's block (the others ignored, -1), a partial sum the function's
+// result reduces.
+
+// CHECK-LABEL: func.func @vocabulary(
+// CHECK:      %[[START:.+]] = dist.local_block {{.*}} mesh_axes = ["tp"] slice_axis = 0 : tensor<2xi64> -> tensor<1xi64>
+// CHECK:      %[[IN:.+]] = dtg.and
+// CHECK:      %[[SAFE:.+]] = dtg.where %[[IN]]
+// CHECK:      %[[ROWS:.+]] = dtg.gather %arg1, %[[SAFE]] {axis = 0 : i64} : tensor<4x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+// CHECK:      %[[MASK:.+]] = dtg.reshape %[[IN]] : tensor<2x3xi1> -> tensor<2x3x1xi1>
+// CHECK:      %[[EMB:.+]] = dtg.where %[[MASK]], %[[ROWS]]
+// CHECK:      dist.all_reduce sum %[[EMB]] on @mesh mesh_axes = ["tp"] : tensor<2x3x4xf32>
+// CHECK:      %[[LOGITS:.+]] = dtg.matmul {{.*}} -> tensor<6x4xf32>
+// CHECK:      %[[MAX:.+]] = dtg.reduce_max %[[LOGITS]]
+// CHECK:      dist.all_reduce max %[[MAX]] on @mesh mesh_axes = ["tp"] : tensor<6x1xf32>
+// CHECK:      %[[SUM:.+]] = dtg.reduce_sum
+// CHECK:      dist.all_reduce sum %[[SUM]] on @mesh mesh_axes = ["tp"] : tensor<6x1xf32>
+// CHECK:      %[[LOSS:.+]] = dtg.nll_loss {{.*}} {ignore_index = -1 : i64, reduction = "sum"} : tensor<6x4xf32>, tensor<6xi64> -> tensor<f32>
+// CHECK:      %[[TOTAL:.+]] = dist.all_reduce sum %[[LOSS]] on @mesh mesh_axes = ["tp"] : tensor<f32>
+// CHECK:      return %[[TOTAL]]
+
+module {
+  dist.mesh @mesh = <["pp" = 1, "dp" = 1, "tp" = 2]>
+  func.func @vocabulary(%ids: tensor<2x3xi64>, %table: tensor<8x4xf32> {dist.sharding = #dist.sharding<@mesh, [{"tp"}, {}]>}, %t: tensor<6xi64>) -> tensor<f32> {
+    %e = dtg.gather %table, %ids {axis = 0 : i64} : tensor<8x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+    %x = dtg.reshape %e : tensor<2x3x4xf32> -> tensor<6x4xf32>
+    %wt = dtg.transpose %table {perm = array<i64: 1, 0>} : tensor<8x4xf32> -> tensor<4x8xf32>
+    %logits = dtg.matmul %x, %wt : tensor<6x4xf32>, tensor<4x8xf32> -> tensor<6x8xf32>
+    %lp = dtg.log_softmax %logits {axis = 1 : i64} : tensor<6x8xf32>
+    %l = dtg.nll_loss %lp, %t {reduction = "sum"} : tensor<6x8xf32>, tensor<6xi64> -> tensor<f32>
+    return %l : tensor<f32>
   }
 }
