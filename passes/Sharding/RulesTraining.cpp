@@ -3,6 +3,7 @@
 #include "passes/Sharding/ShardingRules.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
 
 using namespace mlir;
 using namespace mlir::dtc::sharding;
@@ -28,5 +29,16 @@ void mlir::dtc::sharding::registerTrainingShardingRules(
   });
   registry.add<YieldOp>([](Operation *op) -> FailureOr<ShardingRule> {
     return rules::blocked(op);
+  });
+  // A data-parallel all-reduce that the training step holds already
+  // (synchronized batch-norm statistics): each tensor-parallel rank reduces
+  // its block over dp alike.
+  registry.add<dist::AllReduceOp>([](Operation *op) -> FailureOr<ShardingRule> {
+    if (llvm::any_of(cast<dist::AllReduceOp>(op).getMeshAxes(),
+                     [](Attribute a) {
+                       return cast<StringAttr>(a).getValue() == "tp";
+                     }))
+      return rules::blocked(op);
+    return rules::elementwise(op);
   });
 }
