@@ -587,10 +587,10 @@ LogicalResult PartitionDataParallelPass::partition(func::FuncOp func) {
       continue;
     int64_t dim = it->second;
     // (Shardings describe the whole tensor: set before the type shrinks.)
-    func.setArgAttr(
-        i, sharding::kSharding,
-        withDp(func.getArgAttrOfType<dist::ShardingAttr>(i, sharding::kSharding),
-               type.getRank(), dim));
+    func.setArgAttr(i, sharding::kSharding,
+                    withDp(func.getArgAttrOfType<dist::ShardingAttr>(
+                               i, sharding::kSharding),
+                           type.getRank(), dim));
     arg.setType(blockType(type, dim, dp));
     layouts[arg] = Layout::split(dim);
   }
@@ -605,11 +605,10 @@ LogicalResult PartitionDataParallelPass::partition(func::FuncOp func) {
       FunctionType::get(ctx, body.getArgumentTypes(), ret.getOperandTypes()));
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     if (layoutOf(v).kind == Layout::Split)
-      func.setResultAttr(
-          i, sharding::kSharding,
-          withDp(func.getResultAttrOfType<dist::ShardingAttr>(
-                     i, sharding::kSharding),
-                 tensorType(v).getRank(), layoutOf(v).dim));
+      func.setResultAttr(i, sharding::kSharding,
+                         withDp(func.getResultAttrOfType<dist::ShardingAttr>(
+                                    i, sharding::kSharding),
+                                tensorType(v).getRank(), layoutOf(v).dim));
   return success();
 }
 

@@ -261,8 +261,7 @@ LogicalResult PartitionPass::visit(Operation *op) {
   if (auto shardings = op->getAttrOfType<ArrayAttr>("dtc.shardings"))
     for (auto s : shardings.getAsRange<dist::ShardingAttr>())
       resultsPartial |= !s.getPartial().empty();
-  bool keepPartial =
-      resultsPartial && passesPartialSums(op, partialOperands);
+  bool keepPartial = resultsPartial && passesPartialSums(op, partialOperands);
   for (OpOperand &use : op->getOpOperands()) {
     auto global = globals.lookup(use.get());
     if (!global)
@@ -545,7 +544,8 @@ void PartitionPass::runOnOperation() {
         continue;
       if (!b.use_empty()) {
         eval.emitError("@eval_step argument #")
-            << i << " is split otherwise than @train_step's (" << b.getType() << ", not " << a.getType() << ")";
+            << i << " is split otherwise than @train_step's (" << b.getType()
+            << ", not " << a.getType() << ")";
         return signalPassFailure();
       }
       b.setType(a.getType());

@@ -61,9 +61,9 @@ static BlockArgument parameterArg(Value v) {
   if (!arg)
     return {};
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  auto role = func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                       "dtg.role")
-                   : StringAttr();
+  auto role =
+      func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dtg.role")
+           : StringAttr();
   return role && role.getValue() == "parameter" ? arg : BlockArgument();
 }
 
@@ -85,8 +85,7 @@ static BlockArgument splitFusedProjection(dtg::MatMulOp mm, int64_t tp) {
       !transpose->hasOneUse())
     return {};
   BlockArgument weight = parameterArg(transpose.getOperand());
-  auto wType = dyn_cast<RankedTensorType>(
-      weight ? weight.getType() : Type());
+  auto wType = dyn_cast<RankedTensorType>(weight ? weight.getType() : Type());
   auto xType = cast<RankedTensorType>(mm.getLhs().getType());
   if (!wType || wType.getRank() != 2 || xType.getRank() < 2 ||
       !weight.hasOneUse())
@@ -186,8 +185,8 @@ static BlockArgument splitFusedProjection(dtg::MatMulOp mm, int64_t tp) {
     OpBuilder at(slice);
     Value part =
         at.create<dtg::SliceOp>(slice.getLoc(), all, starts, limits, steps);
-    Value whole = at.create<dtg::ReshapeOp>(slice.getLoc(), slice.getType(),
-                                            part);
+    Value whole =
+        at.create<dtg::ReshapeOp>(slice.getLoc(), slice.getType(), part);
     slice.getResult().replaceAllUsesWith(whole);
     slice.erase();
   }
@@ -240,8 +239,7 @@ void PlanTensorParallelPass::runOnOperation() {
           layers.push_back({arg, 1, 2});
           return;
         }
-    }
-    else if (auto gemm = dyn_cast<dtg::GemmOp>(op)) {
+    } else if (auto gemm = dyn_cast<dtg::GemmOp>(op)) {
       if (gemm.getTransA())
         return;
       weight = gemm.getB();

@@ -331,8 +331,7 @@ bool PropagateShardingPass::stopPartialSums(
            }).empty())
         continue;
       for (Value r : op->getResults())
-        if (isa<RankedTensorType>(r.getType()) &&
-            !stateOf(r).partial.empty()) {
+        if (isa<RankedTensorType>(r.getType()) && !stateOf(r).partial.empty()) {
           makeWhole(r);
           changed = true;
         }
@@ -377,9 +376,9 @@ void PropagateShardingPass::seedSequenceSplits(func::FuncOp func, int round) {
     if (dim < 0 || !canSplit(x, dim, tp))
       return;
     std::string node = nodeName(norm.getLoc());
-    stateOf(x).dims[dim] = {
-        tp, round,
-        "--sequence-parallel" + (node.empty() ? "" : " at '" + node + "'")};
+    stateOf(x).dims[dim] = {tp, round,
+                            "--sequence-parallel" +
+                                (node.empty() ? "" : " at '" + node + "'")};
   });
 }
 

@@ -146,8 +146,8 @@ static FailureOr<ShardingRule> gatherRule(Operation *op, bool adjoint) {
   // its block (SplitLowering.h).
   for (int64_t d = 0; d < int64_t(dataShape.size()); ++d)
     dataDims.push_back(rule.addFactor(
-        dataShape[d], d == axis && !adjoint ? FactorKind::Reduction
-                                            : FactorKind::Parallel));
+        dataShape[d],
+        d == axis && !adjoint ? FactorKind::Reduction : FactorKind::Parallel));
   // (In the adjoint the index positions are summed into the table: a split
   // of them leaves partial sums.)
   for (int64_t size : indices)

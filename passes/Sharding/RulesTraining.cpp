@@ -34,10 +34,9 @@ void mlir::dtc::sharding::registerTrainingShardingRules(
   // (synchronized batch-norm statistics): each tensor-parallel rank reduces
   // its block over dp alike.
   registry.add<dist::AllReduceOp>([](Operation *op) -> FailureOr<ShardingRule> {
-    if (llvm::any_of(cast<dist::AllReduceOp>(op).getMeshAxes(),
-                     [](Attribute a) {
-                       return cast<StringAttr>(a).getValue() == "tp";
-                     }))
+    if (llvm::any_of(
+            cast<dist::AllReduceOp>(op).getMeshAxes(),
+            [](Attribute a) { return cast<StringAttr>(a).getValue() == "tp"; }))
       return rules::blocked(op);
     return rules::elementwise(op);
   });

@@ -48,8 +48,8 @@ BlockIndices blockIndices(OpBuilder &b, Location loc, Value indices,
       b.create<dtg::AddOp>(loc, indices, scalar(b, loc, type, double(size))),
       indices);
   BlockIndices out;
-  out.local = b.create<dtg::SubOp>(
-      loc, wrapped, blockStart(b, loc, type, blockSize, split));
+  out.local = b.create<dtg::SubOp>(loc, wrapped,
+                                   blockStart(b, loc, type, blockSize, split));
   out.inBlock = b.create<dtg::AndOp>(
       loc, b.create<dtg::GreaterEqualOp>(loc, out.local, zero),
       b.create<dtg::LessOp>(loc, out.local,
@@ -58,16 +58,19 @@ BlockIndices blockIndices(OpBuilder &b, Location loc, Value indices,
   return out;
 }
 
-/// `mask` (the indices' shape) reshaped to broadcast against a gathered
-/// tensor along `axis` of a table of rank `rank`.
-Value maskAlong(OpBuilder &b, Location loc, Value mask, int64_t axis,
-                int64_t rank) {
+/// `gathered` (slices at the indices along `axis` of a table of rank
+/// `rank`) where `inBlock` (the indices' shape) holds, 0 elsewhere.
+Value keepInBlock(OpBuilder &b, Location loc, Value gathered, Value inBlock,
+                  int64_t axis, int64_t rank) {
   SmallVector<int64_t> shape(axis, 1);
-  llvm::append_range(shape, tensorType(mask).getShape());
+  llvm::append_range(shape, tensorType(inBlock).getShape());
   shape.append(rank - axis - 1, 1);
-  return b.create<dtg::ReshapeOp>(
-      loc, RankedTensorType::get(shape, tensorType(mask).getElementType()),
-      mask);
+  Value mask = b.create<dtg::ReshapeOp>(
+      loc, RankedTensorType::get(shape, tensorType(inBlock).getElementType()),
+      inBlock);
+  return b.create<dtg::WhereOp>(
+      loc, mask, gathered,
+      scalar(b, loc, tensorType(gathered).getElementType(), 0));
 }
 } // namespace
 
@@ -88,7 +91,7 @@ Value mlir::dtc::sharding::blockStart(OpBuilder &b, Location loc,
 }
 
 Value mlir::dtc::sharding::lowerSplitGather(dtg::GatherOp gather,
-                                           const SplitAxes &split) {
+                                            const SplitAxes &split) {
   OpBuilder b(gather);
   Location loc = gather.getLoc();
   int64_t axis = gather.getAxis();
@@ -99,10 +102,8 @@ Value mlir::dtc::sharding::lowerSplitGather(dtg::GatherOp gather,
   gather->setOperand(1, at.safe);
   b.setInsertionPointAfter(gather);
   Value result = gather.getResult();
-  auto masked = b.create<dtg::WhereOp>(
-      loc, maskAlong(b, loc, at.inBlock, axis, table.getRank()), result,
-      scalar(b, loc, table.getElementType(), 0));
-  result.replaceAllUsesExcept(masked, masked);
+  Value masked = keepInBlock(b, loc, result, at.inBlock, axis, table.getRank());
+  result.replaceAllUsesExcept(masked, masked.getDefiningOp());
   return masked;
 }
 
@@ -115,15 +116,13 @@ void mlir::dtc::sharding::lowerSplitGatherGrad(dtg::GatherGradOp grad,
   int64_t block = table.getDimSize(axis);
   BlockIndices at = blockIndices(b, loc, grad.getIndices(),
                                  block * split.blocks, block, split);
-  Value slices = b.create<dtg::WhereOp>(
-      loc, maskAlong(b, loc, at.inBlock, axis, table.getRank()),
-      grad.getGrad(), scalar(b, loc, table.getElementType(), 0));
-  grad->setOperand(0, slices);
+  grad->setOperand(0, keepInBlock(b, loc, grad.getGrad(), at.inBlock, axis,
+                                  table.getRank()));
   grad->setOperand(1, at.safe);
 }
 
 Value mlir::dtc::sharding::lowerSplitSoftmax(Operation *op,
-                                            const SplitAxes &split) {
+                                             const SplitAxes &split) {
   bool log = isa<dtg::LogSoftmaxOp>(op);
   int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
   OpBuilder b(op);
@@ -135,16 +134,16 @@ Value mlir::dtc::sharding::lowerSplitSoftmax(Operation *op,
         loc, v.getType(), v, dist::ReduceKindAttr::get(b.getContext(), kind),
         split.mesh, split.axes);
   };
-  Value max = reduce(
-      b.create<dtg::ReduceMaxOp>(loc, x, axes, b.getBoolAttr(true)),
-      dist::ReduceKind::Max);
+  Value max =
+      reduce(b.create<dtg::ReduceMaxOp>(loc, x, axes, b.getBoolAttr(true)),
+             dist::ReduceKind::Max);
   Value shifted = b.create<dtg::SubOp>(loc, x, max);
   Value exp = b.create<dtg::ExpOp>(loc, shifted);
-  Value sum = reduce(
-      b.create<dtg::ReduceSumOp>(loc, exp, axes, b.getBoolAttr(true)),
-      dist::ReduceKind::Sum);
-  Value y = log ? Value(b.create<dtg::SubOp>(
-                      loc, shifted, b.create<dtg::LogOp>(loc, sum)))
+  Value sum =
+      reduce(b.create<dtg::ReduceSumOp>(loc, exp, axes, b.getBoolAttr(true)),
+             dist::ReduceKind::Sum);
+  Value y = log ? Value(b.create<dtg::SubOp>(loc, shifted,
+                                             b.create<dtg::LogOp>(loc, sum)))
                 : Value(b.create<dtg::DivOp>(loc, exp, sum));
   op->getResult(0).replaceAllUsesWith(y);
   op->erase();
@@ -165,11 +164,11 @@ void mlir::dtc::sharding::lowerSplitNllLoss(dtg::NllLossOp loss,
     counted = b.create<dtg::AndOp>(
         loc, counted,
         b.create<dtg::NotOp>(
-            loc, b.create<dtg::EqualOp>(
-                     loc, target,
-                     scalar(b, loc, type, double(int64_t(*ignore))))));
+            loc,
+            b.create<dtg::EqualOp>(
+                loc, target, scalar(b, loc, type, double(int64_t(*ignore))))));
   // The others are ignored: -1 is no block's index.
-  loss->setOperand(
-      1, b.create<dtg::WhereOp>(loc, counted, at.local, scalar(b, loc, type, -1)));
+  loss->setOperand(1, b.create<dtg::WhereOp>(loc, counted, at.local,
+                                             scalar(b, loc, type, -1)));
   loss->setAttr("ignore_index", b.getI64IntegerAttr(-1));
 }

@@ -1,4 +1,5 @@
-//===- SplitLowering.h - ops that run on a block of an axis they read whole ===//
+//===- SplitLowering.h - ops that run on a block of an axis they read whole
+//===//
 //
 // Some ops read along an axis as a whole: a gather takes rows anywhere in
 // its table, a softmax normalizes over its axis, a loss picks one class.

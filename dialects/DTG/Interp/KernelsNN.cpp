@@ -673,8 +673,9 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<Tensor> in,
   uint64_t threshold = dropoutThreshold(ratio);
   double keptScale = 1.0 / (1.0 - ratio);
   for (int64_t k = 0, e = x.numElements(); k < e; ++k) {
-    bool keep = dropoutBits(opKey, static_cast<uint64_t>(indexOf(k) +
-                                                        offset)) >= threshold;
+    bool keep =
+        dropoutBits(opKey, static_cast<uint64_t>(indexOf(k) + offset)) >=
+        threshold;
     y.set(k, keep ? x.f[k] * keptScale : 0.0);
     mask.i[k] = keep;
   }

@@ -145,8 +145,8 @@ void Trainer::setThreadsPerRank() {
 /// group takes part).
 bool Trainer::wholeTensor(int arg, std::vector<uint8_t> &whole,
                           std::string &error) {
-  return wholeOf(model.args[size_t(arg)], argBuffers[size_t(arg)].data(),
-                 whole, error);
+  return wholeOf(model.args[size_t(arg)], argBuffers[size_t(arg)].data(), whole,
+                 error);
 }
 
 /// The whole tensor of which `block` is this rank's block, as `t` (an
