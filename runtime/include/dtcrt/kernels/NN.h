@@ -1184,7 +1184,8 @@ void dropoutBlock(const Shape &sx, const T *x, const int64_t *key,
     fail("dropout: the key's element offset is negative");
   int r = sx.rank;
   // Rows of the last dimension: consecutive indices in the whole tensor.
-  int64_t last = r == 0 ? 1 : sx.dims[r - 1], rows = last ? sx.numel() / last : 0;
+  int64_t last = r == 0 ? 1 : sx.dims[r - 1],
+          rows = last ? sx.numel() / last : 0;
   DTCK_PARALLEL_FOR(sx.numel())
   for (int64_t row = 0; row < rows; ++row) {
     int64_t index = 0, rest = row;
