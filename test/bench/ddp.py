@@ -150,14 +150,6 @@ def main(argv):
     import torch
     print("ddp.py: PyTorch %s (%s), 2 ranks x 1 thread each" % (
         torch.__version__, sys.executable))
-    # (dtc's GEMMs are OpenBLAS's; an environment that names its kernels,
-    # as some sandboxes do with AVX2 ones on AVX-512 machines, decides
-    # dtc's speed, and not PyTorch's own GEMMs from PyPI.)
-    if os.environ.get("OPENBLAS_CORETYPE"):
-        print("ddp.py: OPENBLAS_CORETYPE=%s is set: dtc runs OpenBLAS's "
-              "kernels for that core, not the ones OpenBLAS would choose "
-              "for this CPU (unset it to compare those)" %
-              os.environ["OPENBLAS_CORETYPE"])
     with tempfile.TemporaryDirectory() as work:
         for name in args.cases.split(","):
             model_dir, dtc_time, dtc_loss = dtc_side(args, name, work)

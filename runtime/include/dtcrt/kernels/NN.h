@@ -28,6 +28,7 @@
 #include "dtcrt/kernels/Philox.h"
 
 #include <cblas.h>
+#include <dnnl.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -84,10 +85,13 @@ inline int threadNumber() {
 #endif
 }
 
-/// Row-major C = alpha op(A) op(B) + beta C through one single-threaded
-/// cblas_sgemm/dgemm call. OpenBLAS runs single-threaded (its own threads
-/// would compete with OpenMP's for the cores): parallelism comes from the
-/// OpenMP loops around its calls. Like BLAS, beta == 0 never reads C.
+/// Row-major C = alpha op(A) op(B) + beta C through one call: oneDNN's
+/// dnnl_sgemm for float (its JIT kernels follow the CPU it runs on, and
+/// measured 1.05x OpenBLAS's AVX-512 kernels on a GPT's shapes, 2x its
+/// AVX2 ones; test/bench/README.md), OpenBLAS's cblas_dgemm for double.
+/// Both run single-threaded inside the OpenMP loops around their calls
+/// (OpenBLAS's own threads off; oneDNN's nested OpenMP region is one
+/// thread there). Like BLAS, beta == 0 never reads C.
 template <typename B>
 inline void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                      B alpha, const B *a, int64_t lda, const B *b, int64_t ldb,
@@ -109,7 +113,8 @@ inline void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   if constexpr (std::is_same_v<B, double>)
     cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, a,
                 int(lda), b, int(ldb), beta, c, int(ldc));
-  else
+  else if (dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha,
+                      a, lda, b, ldb, beta, c, ldc) != dnnl_success)
     cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, a,
                 int(lda), b, int(ldb), beta, c, int(ldc));
 }
