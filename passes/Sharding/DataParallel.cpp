@@ -91,26 +91,29 @@ private:
   /// tensor is split along one dimension), else the first dp divides; -1
   /// for none.
   int64_t zeroDim(Operation *update) const {
-    auto type = tensorType(update->getOperand(0));
     auto func = update->getParentOfType<func::FuncOp>();
     for (Value v : update->getOperands())
-      if (auto arg = dyn_cast<BlockArgument>(v))
-        if (std::optional<int64_t> d = tpDim(func, arg.getArgNumber());
-            d && *d >= 0)
-          return type.getDimSize(*d) >= dp && type.getDimSize(*d) % dp == 0
-                     ? *d
-                     : -1;
-    return splitDim(type);
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && tpDim(func, arg.getArgNumber()) >= 0)
+        return zeroDim(func, arg.getArgNumber());
+    return splitDim(tensorType(update->getOperand(0)));
   }
-  /// The dimension tensor parallelism splits argument `i` of `func` along
-  /// (-1: none the argument has), or nullopt where it has no sharding.
-  static std::optional<int64_t> tpDim(func::FuncOp func, unsigned i) {
-    auto s = func.getArgAttrOfType<dist::ShardingAttr>(i, sharding::kSharding);
-    if (!s)
-      return std::nullopt;
-    for (auto [d, list] : llvm::enumerate(s.getDims()))
-      if (!list.getAxes().empty())
-        return int64_t(d);
+  /// zeroDim of argument `i` of `func` itself (a ZeRO 3 parameter).
+  int64_t zeroDim(func::FuncOp func, unsigned i) const {
+    auto type = tensorType(func.getArgument(i));
+    int64_t d = tpDim(func, i);
+    if (d < 0)
+      return splitDim(type);
+    return type.getDimSize(d) >= dp && type.getDimSize(d) % dp == 0 ? d : -1;
+  }
+  /// The dimension tensor parallelism splits argument `i` of `func` along,
+  /// or -1.
+  static int64_t tpDim(func::FuncOp func, unsigned i) {
+    if (auto s =
+            func.getArgAttrOfType<dist::ShardingAttr>(i, sharding::kSharding))
+      for (auto [d, list] : llvm::enumerate(s.getDims()))
+        if (!list.getAxes().empty())
+          return int64_t(d);
     return -1;
   }
   /// `existing` (tensor parallelism's, or none) with dimension `dim` split
@@ -699,12 +702,7 @@ void PartitionDataParallelPass::runOnOperation() {
     if (zero >= 3)
       for (unsigned i = 0; i < train.getNumArguments(); ++i) {
         auto role = train.getArgAttrOfType<StringAttr>(i, kRole);
-        std::optional<int64_t> tp = tpDim(train, i);
-        int64_t dim = splitDim(tensorType(train.getArgument(i)));
-        if (tp && *tp >= 0) {
-          int64_t size = tensorType(train.getArgument(i)).getDimSize(*tp);
-          dim = size >= dp && size % dp == 0 ? *tp : -1;
-        }
+        int64_t dim = zeroDim(train, i);
         if (role && role.getValue() == "parameter" &&
             train.getArgAttr(i, "dtg.trainable") && dim >= 0)
           splitArgs[i] = dim;

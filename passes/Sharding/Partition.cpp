@@ -54,8 +54,8 @@ private:
   LogicalResult visit(Operation *op);
   LogicalResult visitCall(func::CallOp call);
   void keepWholeMask(dtg::DropoutOp dropout);
-  LogicalResult lowerSplitAxis(Operation *op, const ShardingRule &rule,
-                               ArrayRef<SmallVector<StringAttr>> factors);
+  void lowerSplitAxis(Operation *op, const ShardingRule &rule,
+                      ArrayRef<SmallVector<StringAttr>> factors);
   Value reshard(Value v, const Split &to, Operation *before);
   RankedTensorType localType(RankedTensorType global, const Split &split);
   int64_t groupSize(ArrayRef<StringAttr> axes) const;
@@ -205,25 +205,19 @@ void PartitionPass::keepWholeMask(dtg::DropoutOp dropout) {
   auto global = globals.lookup(dropout.getResult());
   auto local = cast<RankedTensorType>(dropout.getResult().getType());
   Type i64 = b.getI64Type();
-  auto constant = [&](ArrayRef<int64_t> values) -> Value {
-    auto type = RankedTensorType::get({int64_t(values.size())}, i64);
-    return b.create<dtg::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+  auto zero = [&]() -> Value {
+    return b.create<dtg::ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({1}, i64),
+                                    ArrayRef<int64_t>{0}));
   };
   SmallVector<Value> key{dropout.getKey()};
   if (cast<RankedTensorType>(dropout.getKey().getType()).getDimSize(0) == 2)
-    key.push_back(constant({0}));
-  for (auto [d, axes] : llvm::enumerate(split.dims)) {
-    if (axes.empty()) {
-      key.push_back(constant({0}));
-      continue;
-    }
-    SmallVector<int64_t> starts;
-    for (int64_t k = 0, n = groupSize(axes); k < n; ++k)
-      starts.push_back(k * local.getDimSize(d));
-    key.push_back(b.create<dist::LocalBlockOp>(
-        loc, RankedTensorType::get({1}, i64), constant(starts),
-        b.getI64IntegerAttr(0), meshRef, axesAttr(axes)));
-  }
+    key.push_back(zero());
+  for (auto [d, axes] : llvm::enumerate(split.dims))
+    key.push_back(axes.empty()
+                      ? zero()
+                      : blockStart(b, loc, i64, local.getDimSize(d),
+                                   {meshRef, axesAttr(axes), groupSize(axes)}));
   dropout.getKeyMutable().assign(
       b.create<dtg::ConcatOp>(loc, ValueRange(key), int64_t(0)));
   dropout.setBlockOfAttr(DenseI64ArrayAttr::get(ctx, global.getShape()));
@@ -352,13 +346,13 @@ LogicalResult PartitionPass::visit(Operation *op) {
   }
   if (auto dropout = dyn_cast<dtg::DropoutOp>(op))
     keepWholeMask(dropout);
-  return lowerSplitAxis(op, *rule, factors);
+  lowerSplitAxis(op, *rule, factors);
+  return success();
 }
 
 /// Ops that read an axis whole, run on a block of it (SplitLowering.h).
-LogicalResult
-PartitionPass::lowerSplitAxis(Operation *op, const ShardingRule &rule,
-                              ArrayRef<SmallVector<StringAttr>> factors) {
+void PartitionPass::lowerSplitAxis(Operation *op, const ShardingRule &rule,
+                                   ArrayRef<SmallVector<StringAttr>> factors) {
   auto splitOf = [&](int64_t f) -> std::optional<SplitAxes> {
     if (f < 0 || factors[f].empty())
       return std::nullopt;
@@ -389,7 +383,6 @@ PartitionPass::lowerSplitAxis(Operation *op, const ShardingRule &rule,
     if (auto split = splitOf(rule.operands[0][1]))
       lowerSplitNllLoss(loss, *split);
   }
-  return success();
 }
 
 /// A call of a partitioned function: its operands as the callee's

@@ -35,26 +35,6 @@ struct PlanTensorParallelPass
 };
 } // namespace
 
-/// The parameter argument `v` is, through a 2-D transpose, and whether it
-/// was transposed.
-static std::optional<std::pair<BlockArgument, bool>> parameterOf(Value v) {
-  bool transposed = false;
-  if (auto t = v.getDefiningOp<dtg::TransposeOp>()) {
-    if (t.getPerm() != ArrayRef<int64_t>{1, 0})
-      return std::nullopt;
-    v = t.getOperand();
-    transposed = true;
-  }
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || cast<RankedTensorType>(arg.getType()).getRank() != 2)
-    return std::nullopt;
-  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dtg.role");
-  if (!role || role.getValue() != "parameter")
-    return std::nullopt;
-  return std::make_pair(arg, transposed);
-}
-
 /// The parameter argument `v` is (a block argument with role parameter).
 static BlockArgument parameterArg(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
@@ -65,6 +45,22 @@ static BlockArgument parameterArg(Value v) {
       func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dtg.role")
            : StringAttr();
   return role && role.getValue() == "parameter" ? arg : BlockArgument();
+}
+
+/// The parameter argument `v` is, through a 2-D transpose, and whether it
+/// was transposed.
+static std::optional<std::pair<BlockArgument, bool>> parameterOf(Value v) {
+  bool transposed = false;
+  if (auto t = v.getDefiningOp<dtg::TransposeOp>()) {
+    if (t.getPerm() != ArrayRef<int64_t>{1, 0})
+      return std::nullopt;
+    v = t.getOperand();
+    transposed = true;
+  }
+  BlockArgument arg = parameterArg(v);
+  if (!arg || cast<RankedTensorType>(arg.getType()).getRank() != 2)
+    return std::nullopt;
+  return std::make_pair(arg, transposed);
 }
 
 /// A fused projection: x [..., K] times the transpose of a parameter W

@@ -30,23 +30,22 @@ Value scalar(OpBuilder &b, Location loc, Type type, double value) {
                                    DenseElementsAttr::get(scalarType, element));
 }
 
-/// Indices of a whole axis of `size` (negative ones counting from its
-/// end) as this rank's block of it sees them: `local` shifted to the
-/// block, `inBlock` true where they fall in it, `safe` the local index
-/// there and 0 elsewhere.
+/// Indices of a whole axis cut into blocks of `blockSize` (negative ones
+/// counting from its end) as this rank's block of it sees them: `local`
+/// shifted to the block, `inBlock` true where they fall in it, `safe` the
+/// local index there and 0 elsewhere.
 struct BlockIndices {
   Value local, inBlock, safe;
 };
 
 BlockIndices blockIndices(OpBuilder &b, Location loc, Value indices,
-                          int64_t size, int64_t blockSize,
-                          const SplitAxes &split) {
+                          int64_t blockSize, const SplitAxes &split) {
   Type type = tensorType(indices).getElementType();
   Value zero = scalar(b, loc, type, 0);
-  Value wrapped = b.create<dtg::WhereOp>(
-      loc, b.create<dtg::LessOp>(loc, indices, zero),
-      b.create<dtg::AddOp>(loc, indices, scalar(b, loc, type, double(size))),
-      indices);
+  Value size = scalar(b, loc, type, double(blockSize * split.blocks));
+  Value wrapped =
+      b.create<dtg::WhereOp>(loc, b.create<dtg::LessOp>(loc, indices, zero),
+                             b.create<dtg::AddOp>(loc, indices, size), indices);
   BlockIndices out;
   out.local = b.create<dtg::SubOp>(loc, wrapped,
                                    blockStart(b, loc, type, blockSize, split));
@@ -83,11 +82,9 @@ Value mlir::dtc::sharding::blockStart(OpBuilder &b, Location loc,
   Value all = b.create<dtg::ConstantOp>(
       loc, DenseElementsAttr::get(
                RankedTensorType::get({split.blocks}, indexType), starts));
-  Value mine = b.create<dist::LocalBlockOp>(
+  return b.create<dist::LocalBlockOp>(
       loc, RankedTensorType::get({1}, indexType), all, b.getI64IntegerAttr(0),
       split.mesh, split.axes);
-  return b.create<dtg::ReshapeOp>(loc, RankedTensorType::get({}, indexType),
-                                  mine);
 }
 
 Value mlir::dtc::sharding::lowerSplitGather(dtg::GatherOp gather,
@@ -97,8 +94,7 @@ Value mlir::dtc::sharding::lowerSplitGather(dtg::GatherOp gather,
   int64_t axis = gather.getAxis();
   auto table = tensorType(gather.getData());
   int64_t block = table.getDimSize(axis);
-  BlockIndices at = blockIndices(b, loc, gather.getIndices(),
-                                 block * split.blocks, block, split);
+  BlockIndices at = blockIndices(b, loc, gather.getIndices(), block, split);
   gather->setOperand(1, at.safe);
   b.setInsertionPointAfter(gather);
   Value result = gather.getResult();
@@ -114,8 +110,7 @@ void mlir::dtc::sharding::lowerSplitGatherGrad(dtg::GatherGradOp grad,
   int64_t axis = grad.getAxis();
   auto table = tensorType(grad.getResult());
   int64_t block = table.getDimSize(axis);
-  BlockIndices at = blockIndices(b, loc, grad.getIndices(),
-                                 block * split.blocks, block, split);
+  BlockIndices at = blockIndices(b, loc, grad.getIndices(), block, split);
   grad->setOperand(0, keepInBlock(b, loc, grad.getGrad(), at.inBlock, axis,
                                   table.getRank()));
   grad->setOperand(1, at.safe);
@@ -157,8 +152,7 @@ void mlir::dtc::sharding::lowerSplitNllLoss(dtg::NllLossOp loss,
   int64_t block = tensorType(loss.getInput()).getDimSize(1);
   Value target = loss.getTarget();
   Type type = tensorType(target).getElementType();
-  BlockIndices at =
-      blockIndices(b, loc, target, block * split.blocks, block, split);
+  BlockIndices at = blockIndices(b, loc, target, block, split);
   Value counted = at.inBlock;
   if (std::optional<uint64_t> ignore = loss.getIgnoreIndex())
     counted = b.create<dtg::AndOp>(

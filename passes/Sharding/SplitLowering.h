@@ -29,8 +29,8 @@ struct SplitAxes {
 };
 
 /// This rank's first index along an axis cut into `split.blocks` blocks of
-/// `blockSize`: a rank-0 tensor of `indexType`, before `b`'s insertion
-/// point.
+/// `blockSize`: a tensor<1x`indexType`> (it broadcasts against indices),
+/// before `b`'s insertion point.
 Value blockStart(OpBuilder &b, Location loc, Type indexType, int64_t blockSize,
                  const SplitAxes &split);
 

@@ -113,8 +113,8 @@ inline void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   if constexpr (std::is_same_v<B, double>)
     cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, a,
                 int(lda), b, int(ldb), beta, c, int(ldc));
-  else if (dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha,
-                      a, lda, b, ldb, beta, c, ldc) != dnnl_success)
+  else if (dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha, a,
+                      lda, b, ldb, beta, c, ldc) != dnnl_success)
     cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), alpha, a,
                 int(lda), b, int(ldb), beta, c, int(ldc));
 }
