@@ -96,6 +96,10 @@ struct CompileCommandOptions {
   std::string mesh = "1x1x1";
   /// --zero: the ZeRO stage over dp.
   int64_t zero = 0;
+  /// --schedule and --virtual-stages: the pipeline schedule over pp (empty:
+  /// 1f1b when pp > 1).
+  std::string schedule;
+  int64_t virtualStages = 0;
   /// --explain: print the shardings and the collectives (stdout).
   bool explain = false;
   /// --shard NAME=SPEC: user splits of parameters over tp.

@@ -11,6 +11,7 @@
 #include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
+#include "passes/Pipeline/Passes.h"
 #include "passes/Recompute/Passes.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
@@ -74,17 +75,243 @@ static LogicalResult writeFile(StringRef path, StringRef contents) {
   return success();
 }
 
+/// The plan of a pipeline: each stage's plan.json, its ranks' entries
+/// taken from its own plan, the totals summed, and the schedule's bubble.
+static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
+                                         ArrayRef<double> stageSeconds,
+                                         StringRef schedule, int64_t pp,
+                                         int64_t microBatches,
+                                         int64_t sharedParameters) {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  Object merged = *plans.front().getAsObject();
+  Array ranks, stages, tensors;
+  double flops = 0, flopsAll = 0, slowest = 0;
+  int64_t parameters = -sharedParameters, before = 0, after = 0;
+  for (auto [s, plan] : llvm::enumerate(plans)) {
+    const Object &o = *plan.getAsObject();
+    for (const llvm::json::Value &rank : *o.getArray("ranks"))
+      if (rank.getAsObject()->getInteger("stage") == int64_t(s))
+        ranks.push_back(rank);
+    for (const llvm::json::Value &t : *o.getArray("tensors"))
+      tensors.push_back(t);
+    flops += *o.getNumber("flops_per_step");
+    flopsAll += *o.getNumber("flops_per_step_all");
+    parameters += *o.getInteger("parameters_total");
+    const Object &kernels = *o.getObject("kernels");
+    before += *kernels.getInteger("before_fusion");
+    after += *kernels.getInteger("after_fusion");
+    double time = *o.getObject("predicted")->getNumber("step_time_s");
+    slowest = std::max(slowest, time);
+    stages.push_back(Object{{"stage", int64_t(s)},
+                            {"forward_seconds", stageSeconds[s]},
+                            {"step_time_s", time},
+                            {"parameters", *o.getInteger("parameters_total")}});
+  }
+  // (p - 1) / m of the ideal time (../shared/REFERENCE.md): the slowest
+  // stage's compute, stretched by the fill and drain of the pipeline.
+  double bubble = double(pp - 1) / double(microBatches);
+  Object predicted = *merged.getObject("predicted");
+  double stepTime = slowest * (1 + bubble);
+  int64_t globalBatch = *merged.getInteger("global_batch");
+  predicted["step_time_s"] = stepTime;
+  predicted["samples_per_s"] = stepTime > 0 ? globalBatch / stepTime : 0.0;
+  predicted["bubble_fraction"] = bubble;
+  merged["predicted"] = std::move(predicted);
+  merged["schedule"] = schedule;
+  merged["ranks"] = std::move(ranks);
+  merged["stages"] = std::move(stages);
+  merged["tensors"] = std::move(tensors);
+  merged["flops_per_step"] = flops;
+  merged["flops_per_step_all"] = flopsAll;
+  merged["parameters_total"] = parameters;
+  merged["kernels"] = Object{{"before_fusion", before}, {"after_fusion", after}};
+  return merged;
+}
+
+static int compilePipelined(const CompileCommandOptions &cmd,
+                                ModuleOp module, int64_t dp, int64_t pp,
+                                int64_t microBatches, StringRef schedule,
+                                const DeviceProfile &profile,
+                                TimingScope &root) {
+  MLIRContext *context = module.getContext();
+  TimingScope splitTimer = root.nest("pipeline stages");
+  PassManager split(context);
+  SplitStagesPassOptions splitOptions;
+  splitOptions.stages = pp;
+  split.addPass(createSplitStagesPass(splitOptions));
+  if (failed(split.run(module)))
+    return 1;
+  splitTimer.stop();
+
+  // Each stage is compiled as a program of its own.
+  SmallVector<OwningOpRef<ModuleOp>> stageModules;
+  SmallVector<double> stageSeconds;
+  SmallVector<int64_t> kernelsBefore;
+  for (int64_t s = 0; s < pp; ++s) {
+    OwningOpRef<ModuleOp> stage = module.clone();
+    for (func::FuncOp f :
+         llvm::make_early_inc_range(stage->getOps<func::FuncOp>())) {
+      if (f.getSymName() != ("main_stage" + Twine(s)).str()) {
+        f.erase();
+        continue;
+      }
+      f.setSymName("main");
+      auto seconds = f->getAttrOfType<FloatAttr>(pipeline::kStageSeconds);
+      stageSeconds.push_back(seconds ? seconds.getValueAsDouble() : 0);
+    }
+    BuildTrainStepPassOptions training = cmd.training;
+    training.microBatches = microBatches;
+    training.syncBatchNormDp = cmd.localBatchNorm ? 1 : dp;
+    training.pipelineStage = s;
+    training.pipelineStages = pp;
+    training.meshDp = dp;
+    PassManager pm(context);
+    pm.addPass(createBuildTrainStepPass(training));
+    if (cmd.precision.precision != "fp32")
+      pm.addPass(createMixedPrecisionPass(cmd.precision));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    PartitionDataParallelPassOptions partition;
+    partition.dp = dp;
+    partition.zero = cmd.zero;
+    partition.localBatchNorm = cmd.localBatchNorm;
+    pm.addPass(createPartitionDataParallelPass(partition));
+    RecomputePassOptions recompute;
+    recompute.mode = cmd.recompute;
+    recompute.memoryLimit = int64_t(cmd.memoryLimitGiB * double(1 << 30));
+    pm.addPass(createRecomputePass(recompute));
+    SchedulePipelinePassOptions scheduling;
+    scheduling.schedule = schedule.str();
+    scheduling.stage = s;
+    scheduling.stages = pp;
+    pm.addPass(createSchedulePipelinePass(scheduling));
+    TimingScope stageTimer = root.nest(("stage " + Twine(s)).str());
+    pm.enableTiming(stageTimer);
+    if (failed(pm.run(*stage)))
+      return 1;
+    kernelsBefore.push_back(countKernels(*stage));
+    PassManager late(context);
+    if (cmd.fuse)
+      late.addNestedPass<func::FuncOp>(createFusePass());
+    late.addPass(createPlanMemoryPass());
+    if (failed(late.run(*stage)))
+      return 1;
+    if (cmd.explain) {
+      llvm::outs() << "pipeline stage " << s << ":\n";
+      printExplanation(*stage, llvm::outs());
+    }
+    stageModules.push_back(std::move(stage));
+  }
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
+    return reportError("cannot create '" + cmd.outDir + "': " + ec.message());
+  auto path = [&](StringRef name) {
+    SmallString<256> p(cmd.outDir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  };
+  CPUTargetOptions targetOptions;
+  targetOptions.arch = cmd.cpuArch;
+  std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
+  SmallVector<ModuleOp> modules;
+  SmallVector<std::string> weightsFiles;
+  for (int64_t s = 0; s < pp; ++s) {
+    modules.push_back(*stageModules[s]);
+    weightsFiles.push_back("weights.stage" + std::to_string(s) + ".bin");
+  }
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  if (failed(target->emitPipelinedProgram(modules, weightsFiles, os)))
+    return 1;
+  // Parameters several stages hold (tied) count once in the plan.
+  int64_t shared = 0;
+  {
+    llvm::StringMap<int64_t> seen;
+    for (ModuleOp m : modules) {
+      auto step = m.lookupSymbol<func::FuncOp>("train_step");
+      for (unsigned i = 0; i < step.getNumArguments(); ++i)
+        if (step.getArgAttr(i, "dtg.trainable"))
+          if (auto name = step.getArgAttrOfType<StringAttr>(i, "dtg.name"))
+            if (seen[name.getValue()]++ > 0)
+              shared += cast<RankedTensorType>(step.getArgument(i).getType())
+                            .getNumElements();
+    }
+  }
+  SmallVector<llvm::json::Value> plans;
+  int64_t arenaBytes = 0;
+  for (int64_t s = 0; s < pp; ++s) {
+    plans.push_back(buildPlanJson(modules[s], kernelsBefore[s],
+                                  countKernels(modules[s]), &profile));
+    auto step = modules[s].lookupSymbol<func::FuncOp>("train_step");
+    arenaBytes = std::max(
+        arenaBytes,
+        step->getAttrOfType<IntegerAttr>(memory::kArenaBytes).getInt());
+  }
+  std::string plan;
+  llvm::raw_string_ostream planOs(plan);
+  planOs << llvm::formatv("{0:2}",
+                          mergeStagePlans(plans, stageSeconds, schedule, pp,
+                                          microBatches, shared))
+         << "\n";
+  if (failed(writeFile(path("train.cpp"), source)) ||
+      failed(writeFile(path("plan.json"), plan)))
+    return 1;
+  for (int64_t s = 0; s < pp; ++s) {
+    auto step = modules[s].lookupSymbol<func::FuncOp>("train_step");
+    if (failed(WeightsLayout(step).write(path(weightsFiles[s]))))
+      return 1;
+    for (func::FuncOp func : modules[s].getOps<func::FuncOp>())
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        func.removeArgAttr(i, StringAttr::get(context, attrs::kInitial));
+    std::string ir;
+    llvm::raw_string_ostream irOs(ir);
+    modules[s]->print(irOs, OpPrintingFlags().elideLargeElementsAttrs(16));
+    if (failed(writeFile(path("step.stage" + std::to_string(s) + ".mlir"), ir)))
+      return 1;
+  }
+  llvm::sys::fs::remove(path("model.onnx"));
+  if (llvm::sys::fs::create_hard_link(cmd.model, path("model.onnx")))
+    if (std::error_code ec =
+            llvm::sys::fs::copy_file(cmd.model, path("model.onnx")))
+      return reportError("cannot copy the model into '" + cmd.outDir +
+                         "': " + ec.message());
+  std::string log;
+  TimingScope buildTimer = root.nest("host compiler (train)");
+  if (!target->buildExecutable(path("train.cpp"), path("train"), log))
+    return reportError(log);
+  buildTimer.stop();
+  llvm::errs() << "dtc: wrote " << path("train") << " (" << pp
+               << " pipeline stages, " << schedule << ", largest arena "
+               << arenaBytes << " bytes)\n";
+  return 0;
+}
+
 int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   int64_t dp, tp, pp;
   if (!parseMesh(cmd.mesh, dp, tp, pp))
     return reportError("--mesh expects DPxTPxPP or dp=N,tp=N,pp=N, got '" +
                        cmd.mesh + "'");
-  if (pp != 1)
+  std::string schedule = cmd.schedule.empty() ? "1f1b" : cmd.schedule;
+  if (!cmd.schedule.empty() && pp == 1)
+    return reportError("--schedule " + cmd.schedule +
+                       " orders the stages of a pipeline: it needs a mesh "
+                       "with pp > 1 (--mesh " +
+                       cmd.mesh + " has none)");
+  if (schedule != "gpipe" && schedule != "1f1b" && schedule != "interleaved")
+    return reportError("--schedule expects gpipe, 1f1b or interleaved, got '" +
+                       schedule + "'");
+  if (cmd.virtualStages != 0 && schedule != "interleaved")
+    return reportError("--virtual-stages applies to --schedule interleaved "
+                       "only");
+  if (schedule == "interleaved")
+    return reportError("--schedule interleaved is not available yet (this "
+                       "build runs gpipe and 1f1b)");
+  if (pp > 1 && tp > 1)
     return reportError("--mesh " + cmd.mesh +
-                       ": pipeline parallelism (pp=" + Twine(pp) +
-                       ") is not supported yet; this build partitions over "
-                       "data-parallel and tensor-parallel ranks (--mesh "
-                       "DPxTPx1)");
+                       ": pipeline parallelism with tensor parallelism (pp=" +
+                       Twine(pp) + ", tp=" + Twine(tp) +
+                       ") is not available yet; use DPx1xPP or DPxTPx1");
   if (cmd.zero < 0 || cmd.zero > 3)
     return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
   if (cmd.target != "cpu")
@@ -174,6 +401,9 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   importTimer.stop();
   if (failed(module))
     return 1;
+  if (pp > 1)
+    return compilePipelined(cmd, **module, dp, pp, local / micro, schedule,
+                            *profile, root);
   if (!cmd.shards.empty() && tp == 1)
     return reportError("--shard splits parameters over the tensor-parallel "
                        "axis: it needs a mesh with tp > 1 (--mesh " +

@@ -35,6 +35,13 @@ public:
   /// whose memory is planned. Deterministic: same module, same bytes.
   virtual LogicalResult emitProgram(ModuleOp module, ProgramKind kind,
                                     llvm::raw_ostream &os) = 0;
+  /// Prints one program holding a training step per pipeline stage (each
+  /// module a stage's, memory planned; `weightsFiles[s]` the file beside
+  /// the executable with stage s's initial values), whose ranks each run
+  /// their stage's.
+  virtual LogicalResult emitPipelinedProgram(ArrayRef<ModuleOp> stages,
+                                             ArrayRef<std::string> weightsFiles,
+                                             llvm::raw_ostream &os) = 0;
   /// Compiles `source` into the executable `output`; false with `log` set
   /// on failure.
   virtual bool buildExecutable(StringRef source, StringRef output,

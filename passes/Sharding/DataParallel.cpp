@@ -660,11 +660,10 @@ void PartitionDataParallelPass::runOnOperation() {
   // (Synchronized batch norms or a tensor-parallel plan declared it
   // already; its dp must be this pass's.)
   if (auto existing = module.lookupSymbol<dist::MeshOp>(sharding::kMeshName)) {
-    if (existing.getMesh().getAxisSize("dp") != std::optional<int64_t>(dp) ||
-        existing.getMesh().getAxisSize("pp").value_or(1) != 1)
+    if (existing.getMesh().getAxisSize("dp") != std::optional<int64_t>(dp))
       return (void)(existing.emitError("the module's mesh ")
-                    << existing.getMesh() << " does not have dp=" << int64_t(dp)
-                    << " and pp=1"),
+                    << existing.getMesh() << " does not have dp="
+                    << int64_t(dp)),
              signalPassFailure();
   } else {
     top.create<dist::MeshOp>(module.getLoc(), sharding::kMeshName, meshAttr);

@@ -116,6 +116,20 @@ struct BuildTrainStepPass
   llvm::DenseMap<unsigned, unsigned> trainArg;
   /// For each state argument, the @micro_step value that replaces it.
   SmallVector<unsigned> stateResults;
+
+  /// Pipelines: whether this is a stage's step, and its last.
+  bool isStage() const { return pipelineStage >= 0; }
+  bool isLastStage() const { return pipelineStage == pipelineStages - 1; }
+  /// @main's arguments of role activation (received), the @micro_step
+  /// results sent to the next stage and the gradients sent back to the
+  /// previous one (counts), and the @micro_step arguments of role cotangent
+  /// (the next stage's gradients of this stage's results; indices).
+  SmallVector<unsigned> activationArgs;
+  unsigned numActivationResults = 0, numActivationGrads = 0;
+  SmallVector<unsigned> cotangentArgs;
+  /// For each activation argument with a gradient, its index in
+  /// activationArgs.
+  SmallVector<unsigned> gradActivation;
 };
 } // namespace
 
@@ -350,7 +364,11 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   micro.setSymName("micro_step");
   getOperation().push_back(micro);
   Block &body = micro.getBody().front();
-  FailureOr<Value> lossValue = findLoss(micro, loc);
+  // A stage before the last has no loss: its backward starts from the
+  // gradients of its results, which the next stage sends (cotangents).
+  FailureOr<Value> lossValue =
+      isStage() && !isLastStage() ? FailureOr<Value>(Value())
+                                  : findLoss(micro, loc);
   if (failed(lossValue))
     return failure();
 
@@ -378,7 +396,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
                 key = body.getArgument(firstIndex + 1);
   int64_t microRows = 0;
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    if (argString(main, i, kRole) == "input")
+    if (argString(main, i, kRole) == "input" ||
+        (microRows == 0 && argString(main, i, kRole) == "activation"))
       microRows = tensorType(main.getArgument(i)).getDimSize(0);
   micro.walk([&](dtg::DropoutOp op) {
     OpBuilder builder(op);
@@ -398,7 +417,51 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   OpBuilder builder(ret);
   GradientBuilder b(builder, loc);
-  auto [sum, count] = lossSumAndCount(b, *lossValue);
+  Value sum, count, seedLoss = *lossValue;
+  SmallVector<Value> activationOut;
+  SmallVector<Operation *> seedOps;
+  if (seedLoss) {
+    std::tie(sum, count) = lossSumAndCount(b, seedLoss);
+    seedLoss = sum;
+  } else {
+    // sum_k <out_k, cotangent_k>: its gradient with respect to out_k is
+    // the cotangent, so the reverse sweep of it is the stage's
+    // vector-Jacobian product. Its forward ops are dropped afterwards.
+    Operation *before = builder.getInsertionPoint() == body.begin()
+                            ? nullptr
+                            : &*std::prev(builder.getInsertionPoint());
+    Type f32 = builder.getF32Type();
+    for (Value out : ret.getOperands()) {
+      activationOut.push_back(out);
+      auto type = tensorType(out);
+      if (!isDifferentiable(type))
+        continue;
+      unsigned index = body.getNumArguments();
+      micro.insertArgument(
+          index, type,
+          DictionaryAttr::get(ctx, {NamedAttribute(
+                                       StringAttr::get(ctx, kRole),
+                                       StringAttr::get(ctx, "cotangent"))}),
+          loc);
+      cotangentArgs.push_back(index);
+      SmallVector<int64_t> axes =
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+      Value dot = b.castTo(
+          b.create<dtg::ReduceSumOp>(
+              b.create<dtg::MulOp>(out, body.getArgument(index)), axes, false),
+          f32);
+      seedLoss = seedLoss ? b.create<dtg::AddOp>(seedLoss, dot) : dot;
+    }
+    if (!seedLoss)
+      return emitError(loc, "pipeline stage ")
+             << pipelineStage << " sends the next stage no float value, so "
+             << "no gradient can flow back through it";
+    for (Operation *op = before ? before->getNextNode() : &body.front();
+         op != ret.getOperation(); op = op->getNextNode())
+      seedOps.push_back(op);
+    sum = b.scalar(f32, 0.0);
+    count = b.scalar(f32, 0.0);
+  }
 
   // Candidates: every float initializer, frozen or not (a frozen one is
   // still a parameter if the loss depends on it; one without a gradient path
@@ -418,12 +481,29 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
     candidates.push_back(i);
     wrt.push_back(body.getArgument(i));
   }
+  // A stage's received activations: the gradients sent back.
+  activationArgs.clear();
+  gradActivation.clear();
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (argString(main, i, kRole) == "activation") {
+      if (isDifferentiable(main.getArgument(i).getType())) {
+        gradActivation.push_back(activationArgs.size());
+        wrt.push_back(body.getArgument(i));
+      }
+      activationArgs.push_back(i);
+    }
   llvm::DenseSet<Operation *> forward;
   for (Operation &op : body)
     forward.insert(&op);
-  FailureOr<SmallVector<Value>> grads = buildGradients(micro, sum, {}, wrt);
+  for (Operation *op : seedOps)
+    forward.erase(op);
+  FailureOr<SmallVector<Value>> grads =
+      buildGradients(micro, seedLoss, {}, wrt);
   if (failed(grads))
     return failure();
+  SmallVector<Value> activationGrads(grads->begin() + candidates.size(),
+                                     grads->end());
+  grads->resize(candidates.size());
   // Mark the reverse sweep, so later phases (recompute, the plan's saved
   // activations) know what the backward reads.
   for (Operation &op : body)
@@ -446,7 +526,7 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
     trainable.push_back(index);
     keptGrads.push_back(g);
   }
-  if (trainable.empty())
+  if (trainable.empty() && !isStage())
     return emitError(loc, "no parameter is trainable: the loss depends on none "
                           "(or all are frozen)");
   for (unsigned i : constants)
@@ -471,8 +551,17 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   SmallVector<Value> results{sum, count};
   llvm::append_range(results, keptGrads);
   llvm::append_range(results, newState);
+  llvm::append_range(results, activationOut);
+  llvm::append_range(results, activationGrads);
+  numActivationResults = activationOut.size();
+  numActivationGrads = activationGrads.size();
   builder.create<func::ReturnOp>(loc, results);
   ret.erase();
+  // The seed's forward ops (the products with the cotangents) are read by
+  // nothing now.
+  for (Operation *op : llvm::reverse(seedOps))
+    if (op->use_empty())
+      op->erase();
   // The gradients of frozen parameters were built only to find their
   // gradient path: drop the reverse sweep nothing reads.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
@@ -492,6 +581,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   resultAttrs.push_back(roleAttr("loss_count"));
   resultAttrs.append(keptGrads.size(), roleAttr("gradient"));
   resultAttrs.append(newState.size(), roleAttr("state"));
+  resultAttrs.append(activationOut.size(), roleAttr("activation"));
+  resultAttrs.append(activationGrads.size(), roleAttr("activation_grad"));
   micro.setAllResultAttrs(resultAttrs);
   micro.setPrivate();
   return micro;
@@ -660,6 +751,8 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
       inputs.push_back(i);
       continue;
     }
+    if (role == "activation")
+      continue; // received from the previous stage
     params.push_back(i);
     in.add(ctx, type, argString(main, i, kName),
            constants.contains(i) ? StringRef("constant") : role);
@@ -736,6 +829,28 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   Value dataOffset = body->getArgument(cursor++);
   Value step = body->getArgument(cursor++);
 
+  // Pipelines: point-to-point transfers to the stage `shift` away.
+  MLIRContext *meshCtx = ctx;
+  auto meshRef = FlatSymbolRefAttr::get(meshCtx, "mesh");
+  auto recvFrom = [&](Type type, int64_t shift) -> Value {
+    auto op = builder.create<dist::RecvOp>(loc, type, meshRef,
+                                           builder.getStringAttr("pp"),
+                                           builder.getI64IntegerAttr(shift));
+    return op.getResult();
+  };
+  auto sendTo = [&](Value v, int64_t shift) {
+    builder.create<dist::SendOp>(loc, v, meshRef, builder.getStringAttr("pp"),
+                                 builder.getI64IntegerAttr(shift));
+  };
+  auto sumOverStages = [&](Value v) -> Value {
+    if (!isStage() || pipelineStages == 1)
+      return v;
+    return builder.create<dist::AllReduceOp>(
+        loc, v.getType(), v,
+        dist::ReduceKindAttr::get(ctx, dist::ReduceKind::Sum), meshRef,
+        builder.getStrArrayAttr({"pp"}));
+  };
+
   // Micro-batches.
   Type i64 = builder.getI64Type();
   Value lossSum, count;
@@ -754,6 +869,10 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         operands.push_back(paramArg[i]);
         continue;
       }
+      if (argString(main, i, kRole) == "activation") {
+        operands.push_back(recvFrom(main.getArgument(i).getType(), -1));
+        continue;
+      }
       Value full = batch[llvm::find(inputs, i) - inputs.begin()];
       auto microType = tensorType(main.getArgument(i));
       int64_t rows = microType.getDimSize(0);
@@ -769,13 +888,26 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
     int64_t microRows = 0;
     for (unsigned i : inputs)
       microRows = tensorType(main.getArgument(i)).getDimSize(0);
+    for (unsigned i : activationArgs)
+      if (microRows == 0)
+        microRows = tensorType(main.getArgument(i)).getDimSize(0);
     operands.push_back(
         b.create<dtg::AddOp>(dataOffset, b.scalar(i64, double(k * microRows))));
     operands.push_back(b.create<dtg::ConcatOp>(
         ValueRange{b.reshape(hyper["seed"], {1}), b.reshape(step, {1})},
         int64_t(0)));
+    // The next stage's gradients of this stage's results.
+    for (unsigned i : cotangentArgs)
+      operands.push_back(recvFrom(micro.getArgument(i).getType(), 1));
     auto call = builder.create<func::CallOp>(loc, micro, operands);
     ValueRange r = call.getResults();
+    {
+      unsigned base = 2 + trainable.size() + state.size();
+      for (unsigned a = 0; a < numActivationResults; ++a)
+        sendTo(r[base + a], 1);
+      for (unsigned a = 0; a < numActivationGrads; ++a)
+        sendTo(r[base + numActivationResults + a], -1);
+    }
     lossSum = lossSum ? b.create<dtg::AddOp>(lossSum, r[0]) : r[0];
     count = count ? b.create<dtg::AddOp>(count, r[1]) : r[1];
     for (size_t g = 0; g < trainable.size(); ++g) {
@@ -789,12 +921,41 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
       currentState[s] = r[2 + trainable.size() + s];
   }
 
+  // Pipelines: the loss is the last stage's, the gradient of a parameter
+  // that several stages read (tied embeddings) is the sum of theirs, added
+  // in stage order on each so that every copy stays the same, and the
+  // norm counts it once.
+  lossSum = sumOverStages(lossSum);
+  count = sumOverStages(count);
+  SmallVector<bool> countInNorm(gradSums.size(), true);
+  if (isStage())
+    for (auto [g, index] : llvm::enumerate(trainable)) {
+      auto users = main.getArgAttrOfType<DenseI64ArrayAttr>(
+          index, "dtc.pipeline_stages_using");
+      if (!users || users.size() < 2)
+        continue;
+      for (int64_t t : users.asArrayRef())
+        if (t != pipelineStage)
+          sendTo(gradSums[g], t - pipelineStage);
+      Value total;
+      for (int64_t t : users.asArrayRef()) {
+        Value part = t == pipelineStage
+                         ? gradSums[g]
+                         : recvFrom(gradSums[g].getType(), t - pipelineStage);
+        total = total ? b.create<dtg::AddOp>(total, part) : part;
+      }
+      gradSums[g] = total;
+      countInNorm[g] = users.asArrayRef().front() == pipelineStage;
+    }
+
   // Mean over counted positions, global norm, clipping.
   Type f64 = builder.getF64Type();
   Value loss = b.create<dtg::DivOp>(lossSum, count);
   Value sumSquares;
   // (llvm::zip binds references: copy before rebinding.)
-  for (Value sum : gradSums) {
+  for (auto [gi, sum] : llvm::enumerate(gradSums)) {
+    if (!countInNorm[gi])
+      continue;
     Type t = tensorType(sum).getElementType();
     Value g = b.create<dtg::DivOp>(sum, b.castTo(count, t));
     SmallVector<int64_t> axes =
@@ -804,7 +965,9 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         f64);
     sumSquares = sumSquares ? b.create<dtg::AddOp>(sumSquares, sq) : sq;
   }
-  Value norm = b.create<dtg::SqrtOp>(sumSquares);
+  if (!sumSquares)
+    sumSquares = b.scalar(f64, 0.0);
+  Value norm = b.create<dtg::SqrtOp>(sumOverStages(sumSquares));
   Value clip = hyper["clip_norm"];
   Value coef = b.create<dtg::DivOp>(
       clip, b.create<dtg::AddOp>(norm, b.scalar(f64, 1e-6)));
@@ -903,19 +1066,39 @@ LogicalResult BuildTrainStepPass::build() {
   for (const std::string &pattern : llvm::concat<std::string>(freeze, noDecay))
     if (!llvm::GlobPattern::create(pattern))
       return main.emitError("bad parameter pattern '") << pattern << "'";
+  if (isStage()) {
+    if (pipelineStage >= pipelineStages)
+      return main.emitError("pipeline stage ")
+             << pipelineStage << " of " << pipelineStages << " does not exist";
+    // The mesh the stages' transfers and sums run on.
+    MLIRContext *ctx = &getContext();
+    if (module.lookupSymbol("mesh"))
+      return module.emitError("a pipeline stage declares @mesh itself");
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    top.create<dist::MeshOp>(
+        module.getLoc(), "mesh",
+        dist::MeshAttr::get(
+            ctx,
+            {dist::MeshAxis{StringAttr::get(ctx, "pp"), pipelineStages},
+             dist::MeshAxis{StringAttr::get(ctx, "dp"), meshDp},
+             dist::MeshAxis{StringAttr::get(ctx, "tp"), 1}}));
+  }
   FailureOr<func::FuncOp> micro = buildMicroStep(main);
   if (failed(micro))
     return failure();
   if (failed(buildTrainStep(main, *micro)))
     return failure();
-  if (failed(
+  // (A pipeline's eval step would be pipelined too: not built yet.)
+  if (!isStage() &&
+      failed(
           buildEvalStep(main, module.lookupSymbol<func::FuncOp>("train_step"))))
     return failure();
   // Batch sizes, for the runtime's descriptors and the plan.
   Builder b(&getContext());
   int64_t microRows = 0;
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    if (argString(main, i, kRole) == "input")
+    if (argString(main, i, kRole) == "input" ||
+        (microRows == 0 && argString(main, i, kRole) == "activation"))
       microRows = tensorType(main.getArgument(i)).getDimSize(0);
   module->setAttr("dtc.micro_batch", b.getI64IntegerAttr(microRows));
   module->setAttr("dtc.global_batch",

@@ -133,6 +133,17 @@ def BuildTrainStepPass : Pass<"dtc-build-train-step", "ModuleOp"> {
            "@micro_step's batch_norm_training ops take their mean and "
            "variance over every rank's samples (dist.all_reduce over dp of "
            "mesh @mesh, which is declared if missing)">,
+    Option<"pipelineStage", "pipeline-stage", "int64_t", /*default=*/"-1",
+           "Build the step of this pipeline stage (-1: no pipeline): @main is "
+           "the stage's forward (dtc-split-stages), its role 'activation' "
+           "arguments arrive by dist.recv from the previous stage for each "
+           "micro-batch and its results (on the last stage, the loss) go by "
+           "dist.send to the next; the backward receives the gradients of "
+           "its results and sends those of its activation arguments">,
+    Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
+           "Pipeline stages (pp)">,
+    Option<"meshDp", "mesh-dp", "int64_t", /*default=*/"1",
+           "Data-parallel ranks of the pipeline's mesh (@mesh)">,
   ];
   let dependentDialects = ["::mlir::dtg::DTGDialect",
                            "::mlir::func::FuncDialect",

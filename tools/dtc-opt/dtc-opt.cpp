@@ -11,6 +11,7 @@
 #include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
+#include "passes/Pipeline/Passes.h"
 #include "passes/Recompute/Passes.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
@@ -35,6 +36,7 @@ int main(int argc, char **argv) {
   mlir::dtc::registerMemoryPasses();
   mlir::dtc::registerMixedPrecisionPasses();
   mlir::dtc::registerFusionPasses();
+  mlir::dtc::registerPipelinePasses();
   mlir::dtc::registerRecomputePasses();
   mlir::dtc::registerShardingPasses();
   mlir::dtc::registerPipelines();

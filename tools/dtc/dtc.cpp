@@ -104,6 +104,17 @@ static cl::opt<bool> explainOpt(
              "state's) and each collective of a step: what it carries, the "
              "ONNX node, the bytes a rank sends, the mesh axis"),
     cl::init(false), cl::sub(compileCmd));
+static cl::opt<std::string> scheduleOpt(
+    "schedule",
+    cl::desc("Pipeline schedule over pp: gpipe (every forward, then every "
+             "backward) or 1f1b (PipeDream-Flush: at most pp micro-batches "
+             "in flight on the first stage); needs pp > 1"),
+    cl::value_desc("gpipe|1f1b|interleaved"), cl::init(""),
+    cl::sub(compileCmd));
+static cl::opt<int64_t> virtualStagesOpt(
+    "virtual-stages",
+    cl::desc("Model chunks per pipeline rank of the interleaved schedule"),
+    cl::value_desc("V"), cl::init(0), cl::sub(compileCmd));
 static cl::opt<int64_t> zeroOpt(
     "zero",
     cl::desc("ZeRO stage over dp: 0 all-reduces gradients, 1 shards the "
@@ -454,6 +465,8 @@ int main(int argc, char **argv) {
     options.outDir = compileOut;
     options.mesh = meshOpt;
     options.zero = zeroOpt;
+    options.schedule = scheduleOpt;
+    options.virtualStages = virtualStagesOpt;
     options.explain = explainOpt;
     options.shards.assign(shardOpt.begin(), shardOpt.end());
     options.sequenceParallel = sequenceParallelOpt;

@@ -410,9 +410,23 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       os << "};\n    void *callResults[] = {";
       for (auto [i, v] : llvm::enumerate(call.getResults()))
         os << (i ? ", " : "") << buffer(v);
-      os << "};\n    fn_" << call.getCallee()
+      // A forward or backward of the pipeline schedule: recorded in the
+      // runtime's timeline.
+      auto stepKind = call->getAttrOfType<StringAttr>("dtc.pipeline_op");
+      auto micro = call->getAttrOfType<IntegerAttr>("dtc.micro_batch");
+      std::string mark;
+      if (stepKind && micro)
+        mark = std::string(stepKind.getValue() == "F" ? "0" : "1") + ", " +
+               std::to_string(micro.getInt()) + ", 0";
+      os << "};\n";
+      if (!mark.empty())
+        os << "    dtcrt_pipeline_mark(ctx, " << mark << ", 1);\n";
+      os << "    fn_" << call.getCallee()
          << "(callArgs, callResults, ctx, base + " << calleeBase.getInt()
-         << ");\n  }\n";
+         << ");\n";
+      if (!mark.empty())
+        os << "    dtcrt_pipeline_mark(ctx, " << mark << ", 0);\n";
+      os << "  }\n";
       continue;
     }
     const EmitRule *rule = getEmitRegistry().lookup(&op);

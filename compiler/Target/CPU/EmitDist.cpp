@@ -86,6 +86,36 @@ void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
     return emitComm(op, e, "all_gather", ag.getMeshAxes(), std::nullopt,
                     around(ag.getInput().getType(), ag.getGatherAxis()));
   });
+  // Pipeline transfers: bytes to or from the rank `shift` along the axis.
+  auto pointToPoint = [](Operation *op, KernelEmitter &e, StringRef name,
+                         Value data, StringRef axis,
+                         int64_t shift) -> LogicalResult {
+    if (failed(e.checkTensors(op)))
+      return failure();
+    int mask = meshAxesMask({StringAttr::get(op->getContext(), axis)});
+    if (mask < 0)
+      return op->emitError("the CPU runtime has channels for the mesh axes "
+                           "pp, dp and tp only, not ")
+             << axis;
+    auto type = cast<RankedTensorType>(data.getType());
+    int64_t bytes =
+        type.getNumElements() *
+        std::max<int64_t>(1, int64_t(type.getElementTypeBitWidth()) / 8);
+    e.statement("dtcrt_comm_" + name.str() + "(ctx, " + std::to_string(mask) +
+                ", " + std::to_string(shift) + ", " + e.buffer(data) + ", " +
+                std::to_string(bytes) + ");");
+    return success();
+  };
+  registry.add<dist::SendOp>([=](Operation *op, KernelEmitter &e) {
+    auto send = cast<dist::SendOp>(op);
+    return pointToPoint(op, e, "send", send.getInput(), send.getMeshAxis(),
+                        send.getShift());
+  });
+  registry.add<dist::RecvOp>([=](Operation *op, KernelEmitter &e) {
+    auto recv = cast<dist::RecvOp>(op);
+    return pointToPoint(op, e, "recv", recv.getResult(), recv.getMeshAxis(),
+                        recv.getShift());
+  });
   registry.add<dist::LocalBlockOp>([](Operation *op, KernelEmitter &e) {
     auto lb = cast<dist::LocalBlockOp>(op);
     return emitComm(op, e, "local_block", lb.getMeshAxes(), std::nullopt,

@@ -118,6 +118,10 @@ typedef struct dtcrt_model_desc {
      data-parallel rank takes global_batch / mesh_dp samples of it per
      step, in micro_batch-sized micro-batches. */
   int mesh_pp, mesh_dp, mesh_tp;
+  /* Pipelines: this stage's index (0 without pp) and the file beside the
+     executable holding its initial values (NULL: weights.bin). */
+  int stage;
+  const char *weights_file;
 } dtcrt_model_desc;
 
 /* Mesh axes as mask bits: a collective's group is the ranks that differ
@@ -147,6 +151,22 @@ void dtcrt_comm_local_block(dtcrt_step_ctx *ctx, int axes, const char *dtype,
                             const void *in, void *out, int64_t outer,
                             int64_t dim, int64_t inner);
 
+/* Point-to-point transfers of a pipeline, to and from the rank `shift`
+   steps along the single mesh axis of `axes` (cyclically). A send copies
+   the bytes and returns at once; a receive waits for the matching send
+   (the peer's sends arrive in program order). */
+void dtcrt_comm_send(dtcrt_step_ctx *ctx, int axes, int shift, const void *in,
+                     int64_t bytes);
+void dtcrt_comm_recv(dtcrt_step_ctx *ctx, int axes, int shift, void *out,
+                     int64_t bytes);
+
+/* The pipeline schedule's timeline: generated code brackets each forward
+   (kind 0) and backward (kind 1) of micro-batch `micro` of model chunk
+   `chunk` with begin = 1, then begin = 0. The runtime records when each ran
+   (--rank-report, --trace). */
+void dtcrt_pipeline_mark(dtcrt_step_ctx *ctx, int kind, int micro, int chunk,
+                         int begin);
+
 /* Runs a forward-only program once: --input NAME=FILE.npy for each data
    input, parameters from weights.bin beside the executable, every result
    written as --output-dir DIR/NAME.npy. Returns the process exit code. */
@@ -154,6 +174,12 @@ int dtcrt_forward_main(int argc, char **argv, const dtcrt_model_desc *model);
 
 /* Runs the `train` command line on `model`; returns the process exit code. */
 int dtcrt_train_main(int argc, char **argv, const dtcrt_model_desc *model);
+
+/* A pipelined program: one step per stage, `stages[s]` run by the ranks
+   whose pp coordinate is s (every stage's mesh fields are the same). */
+int dtcrt_train_main_stages(int argc, char **argv,
+                            const dtcrt_model_desc *const *stages,
+                            int num_stages);
 
 /* Called by generated code when a buffer [offset, offset + bytes) of the
    arena is first written. */

@@ -35,6 +35,29 @@ public:
                         void *recv, size_t recvBytes, const char *what,
                         std::string &error) = 0;
 
+  /// Point-to-point transfers of a pipeline (dist.send / dist.recv): `post`
+  /// copies `bytes` from `data` and sends them to group rank `to` without
+  /// waiting for the peer (a buffered send, so that two stages sending to
+  /// each other never deadlock); `receive` waits for the next message from
+  /// group rank `from` (messages between two ranks arrive in the order they
+  /// were posted); `flush` waits until every posted message was taken.
+  virtual bool post(int to, const void *data, size_t bytes,
+                    std::string &error) {
+    (void)to, (void)data, (void)bytes;
+    error = "this channel has no point-to-point transfers";
+    return false;
+  }
+  virtual bool receive(int from, void *data, size_t bytes, const char *what,
+                       std::string &error) {
+    (void)from, (void)data, (void)bytes, (void)what;
+    error = "this channel has no point-to-point transfers";
+    return false;
+  }
+  virtual bool flush(std::string &error) {
+    (void)error;
+    return true;
+  }
+
   /// Bytes this rank has sent through the channel.
   int64_t bytesSent() const { return sent; }
 

@@ -73,3 +73,87 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes, int from,
   } while (sendDone < sendBytes || recvDone < recvBytes);
   return true;
 }
+
+// Point-to-point messages use their own tag, so that they never match a
+// collective's fragments on the same communicator.
+static constexpr int kPointToPointTag = 1;
+
+void MpiChannel::reapPosted() {
+  for (Posted &p : posted)
+    if (p.request != MPI_REQUEST_NULL) {
+      int done = 0;
+      MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);
+    }
+  while (!posted.empty() && posted.front().request == MPI_REQUEST_NULL)
+    posted.erase(posted.begin());
+}
+
+bool MpiChannel::post(int to, const void *data, size_t bytes,
+                      std::string &error) {
+  if (bytes > (size_t(1) << 31) - 1) {
+    error = "a point-to-point message of " + std::to_string(bytes) +
+            " bytes is larger than MPI's 2 GiB";
+    return false;
+  }
+  reapPosted();
+  posted.emplace_back();
+  Posted &p = posted.back();
+  p.data.assign(static_cast<const char *>(data),
+                static_cast<const char *>(data) + bytes);
+  p.to = to;
+  MPI_Isend(p.data.data(), int(bytes), MPI_BYTE, to, kPointToPointTag, comm,
+            &p.request);
+  sent += int64_t(bytes);
+  return true;
+}
+
+bool MpiChannel::waitFor(MPI_Request &request, int peer, const char *what,
+                         std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  for (int spins = 0;; ++spins) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return true;
+    if (spins % 16 == 0)
+      reapPosted();
+    if (spins < 64)
+      continue;
+    sched_yield();
+    if (spins % 1024 != 0)
+      continue;
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (waited > 1)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (waited > timeoutSeconds) {
+      error = std::string(what) + ": no answer from rank " +
+              std::to_string(worldRanks[size_t(peer)]) + " within " +
+              std::to_string(int(timeoutSeconds)) +
+              " s (DTCRT_COMM_TIMEOUT_S); is it alive?";
+      return false;
+    }
+  }
+}
+
+bool MpiChannel::receive(int from, void *data, size_t bytes, const char *what,
+                         std::string &error) {
+  if (bytes > (size_t(1) << 31) - 1) {
+    error = "a point-to-point message of " + std::to_string(bytes) +
+            " bytes is larger than MPI's 2 GiB";
+    return false;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Irecv(data, int(bytes), MPI_BYTE, from, kPointToPointTag, comm, &request);
+  return waitFor(request, from, what, error);
+}
+
+bool MpiChannel::flush(std::string &error) {
+  for (Posted &p : posted)
+    if (p.request != MPI_REQUEST_NULL &&
+        !waitFor(p.request, p.to, "send", error))
+      return false;
+  posted.clear();
+  return true;
+}

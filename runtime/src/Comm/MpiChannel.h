@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <deque>
 #include <vector>
 
 namespace dtcrt {
@@ -24,8 +25,28 @@ public:
   bool sendRecv(int to, const void *send, size_t sendBytes, int from,
                 void *recv, size_t recvBytes, const char *what,
                 std::string &error) override;
+  bool post(int to, const void *data, size_t bytes,
+            std::string &error) override;
+  bool receive(int from, void *data, size_t bytes, const char *what,
+               std::string &error) override;
+  bool flush(std::string &error) override;
 
 private:
+  /// Polls `request` until it completes, progressing the posted sends, or
+  /// fails after `timeoutSeconds` naming `peer` (a group rank).
+  bool waitFor(MPI_Request &request, int peer, const char *what,
+               std::string &error);
+  /// Frees the posted sends that completed.
+  void reapPosted();
+
+  /// A posted send: its copy of the data and its request.
+  struct Posted {
+    std::vector<char> data;
+    MPI_Request request = MPI_REQUEST_NULL;
+    int to = 0;
+  };
+  std::vector<Posted> posted;
+
   MPI_Comm comm;
   std::vector<int> worldRanks;
   int myRank = 0;

@@ -72,3 +72,26 @@ extern "C" void dtcrt_comm_local_block(dtcrt_step_ctx *ctx, int axes,
   localBlock(c.rank(), c.size(), dtypeSize(typeOf(dtype)), in, out, outer, dim,
              inner);
 }
+
+/// The group rank `shift` steps from this rank along the one axis of
+/// `axes`, cyclically.
+static int peerOf(Channel &c, int shift) {
+  int n = c.size();
+  return ((c.rank() + shift) % n + n) % n;
+}
+
+extern "C" void dtcrt_comm_send(dtcrt_step_ctx *ctx, int axes, int shift,
+                                const void *in, int64_t bytes) {
+  Channel &c = channelOf(ctx, axes);
+  std::string error;
+  if (!c.post(peerOf(c, shift), in, size_t(bytes), error))
+    failed(ctx, "send", axes, error);
+}
+
+extern "C" void dtcrt_comm_recv(dtcrt_step_ctx *ctx, int axes, int shift,
+                                void *out, int64_t bytes) {
+  Channel &c = channelOf(ctx, axes);
+  std::string error;
+  if (!c.receive(peerOf(c, shift), out, size_t(bytes), "recv", error))
+    failed(ctx, "recv", axes, error);
+}

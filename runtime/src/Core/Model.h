@@ -80,6 +80,9 @@ struct ModelInfo {
   int64_t globalBatch = 0;
   int64_t localBatch = 0;
   int64_t microBatch = 0;
+  /// Pipelines: the data inputs of every stage (a stage reads only its
+  /// own, and --data may name the others').
+  std::vector<std::string> pipelineInputs;
   /// The mesh sizes, pp, dp, tp.
   int meshSizes[3] = {1, 1, 1};
 

@@ -27,6 +27,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include "runtime/src/Core/Timeline.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -42,6 +44,10 @@ public:
 
   /// Runs the command line; returns the exit status.
   int run(int argc, char **argv);
+  /// A data input of some stage of the pipeline (--data may name it).
+  void addPipelineInput(const std::string &name) {
+    pipelineInputs.push_back(name);
+  }
 
 private:
   bool joinMesh(std::string &error);
@@ -69,6 +75,7 @@ private:
 
   const dtcrt_model_desc *desc;
   ModelInfo model;
+  std::vector<std::string> pipelineInputs;
   TrainOptions options;
   std::vector<HyperValue> hypers;
   std::vector<std::string> notes;
@@ -321,7 +328,8 @@ bool Trainer::loadWeights(std::string &error) {
     std::string folder;
     if (!executableFolder(folder, error))
       return false;
-    path = joinPath(folder, "weights.bin");
+    path = joinPath(folder,
+                    desc->weights_file ? desc->weights_file : "weights.bin");
   }
   MappedFile file;
   std::string why;
@@ -368,7 +376,7 @@ bool Trainer::openData(std::string &error) {
       error = "no training data: pass --data NAME=FILE.npy,... or --synthetic";
       return false;
     }
-  } else if (!options.data.empty()) {
+  } else if (!options.data.empty() && model.pipelineInputs.empty()) {
     error = "--data: this model has no data inputs";
     return false;
   }
@@ -550,7 +558,11 @@ bool Trainer::trainStep(std::string &error) {
   setRunningStep(&ctx, step + 1, "training");
   ctx.current_op = nullptr;
   auto start = std::chrono::steady_clock::now();
+  timelineStartStep();
   desc->step(argPointers.data(), resultPointers.data(), &ctx);
+  // A pipeline stage's last sends may still be on their way.
+  if (model.meshSizes[0] > 1 && !mesh->group(DTCRT_AXIS_PP).flush(error))
+    return false;
   auto end = std::chrono::steady_clock::now();
   setRunningStep(nullptr, 0, nullptr);
   double seconds = std::chrono::duration<double>(end - start).count();
@@ -726,6 +738,28 @@ int Trainer::run(int argc, char **argv) {
     std::fputs(trainUsage(model).c_str(), stdout);
     return 0;
   }
+  model.pipelineInputs = pipelineInputs;
+  if (model.meshSizes[0] > 1) {
+    // What a pipelined run cannot do yet: each needs the whole model, of
+    // which this rank holds one stage.
+    const char *flag = !options.checkpointDir.empty() ? "--checkpoint-dir"
+                       : options.resume               ? "--resume"
+                       : !options.saveOnnx.empty()    ? "--save-onnx"
+                       : !options.dumpGradients.empty()
+                           ? "--dump-gradients"
+                       : !options.evalData.empty() ? "--eval-data"
+                                                   : nullptr;
+    if (flag) {
+      error = std::string(flag) + " is not available for a pipelined " +
+              "program yet (pp=" + std::to_string(model.meshSizes[0]) +
+              "): each rank holds one stage of the model";
+      const char *launcherRank = std::getenv("OMPI_COMM_WORLD_RANK");
+      if (launcherRank && std::string(launcherRank) != "0")
+        return 1;
+      std::fprintf(stderr, "train: error: %s\n", error.c_str());
+      return 1;
+    }
+  }
   if (!joinMesh(error)) {
     // Every rank finds the same mismatch: the first says it.
     const char *launcherRank = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -805,12 +839,17 @@ bool Trainer::writeRankReport(std::string &error) {
   for (int a = 0; a < kNumAxes; ++a)
     coords.integer(axisName(a), mesh->coord(a));
   JsonObjectWriter report;
+  if (model.meshSizes[0] > 1)
+    report.raw("timeline", timelineJson());
   report.integer("rank", mesh->rank())
       .raw("coords", coords.finish())
+      .integer("stage", desc->stage)
       .raw("comm_bytes_per_step", bytes.finish())
       .integer("arena_high_water_bytes", ctx.high_water)
       .integer("tensor_bytes", tensorBytes)
       .integer("memory_peak_bytes", tensorBytes + ctx.high_water);
+  if (model.meshSizes[0] > 1)
+    report.raw("timeline", timelineJson());
   std::string path = joinPath(options.rankReport,
                               "rank-" + std::to_string(mesh->rank()) + ".json");
   std::FILE *f = std::fopen(path.c_str(), "w");
@@ -826,6 +865,28 @@ bool Trainer::writeRankReport(std::string &error) {
     return false;
   }
   return true;
+}
+
+extern "C" int dtcrt_train_main_stages(int argc, char **argv,
+                                       const dtcrt_model_desc *const *stages,
+                                       int num_stages) {
+  // This rank's stage, from its place in the launch (ranks are laid out tp
+  // fastest, then dp, then pp); the mesh checks the launch itself.
+  const dtcrt_model_desc *first = stages[0];
+  int perStage = std::max(1, first->mesh_dp) * std::max(1, first->mesh_tp);
+  int worldRank = 0;
+  if (const char *r = std::getenv("OMPI_COMM_WORLD_RANK"))
+    worldRank = std::atoi(r);
+  else if (const char *r = std::getenv("PMIX_RANK"))
+    worldRank = std::atoi(r);
+  int stage = std::min(std::max(worldRank / perStage, 0), num_stages - 1);
+  installKernelFailHandler();
+  Trainer trainer(stages[stage]);
+  for (int s = 0; s < num_stages; ++s)
+    for (int i = 0; i < stages[s]->num_args; ++i)
+      if (std::string(stages[s]->args[i].role) == "input")
+        trainer.addPipelineInput(stages[s]->args[i].name);
+  return trainer.run(argc, argv);
 }
 
 extern "C" int dtcrt_train_main(int argc, char **argv,

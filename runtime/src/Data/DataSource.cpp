@@ -125,7 +125,9 @@ bool dtcrt::openNpyData(const ModelInfo &model,
                         const std::string &flag,
                         std::unique_ptr<DataSource> &out, std::string &error) {
   for (const DataSpec &spec : specs)
-    if (model.findArg(spec.input, "input") < 0) {
+    if (model.findArg(spec.input, "input") < 0 &&
+        std::find(model.pipelineInputs.begin(), model.pipelineInputs.end(),
+                  spec.input) == model.pipelineInputs.end()) {
       error = flag + ": the model has no input '" + spec.input +
               "' (its inputs: " + inputList(model) + ")";
       return false;

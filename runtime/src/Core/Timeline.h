@@ -1,0 +1,38 @@
+//===- Timeline.h - the executed pipeline schedule of a step --------------===//
+//
+// Generated code marks the start and end of each forward and backward of a
+// micro-batch (dtcrt_pipeline_mark); the runtime keeps the last step's
+// records, so tests and traces hold the executed order and its idle time
+// against the schedule the compiler chose.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_CORE_TIMELINE_H
+#define DTCRT_CORE_TIMELINE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtcrt {
+
+/// One forward (kind 0) or backward (kind 1) of a micro-batch, with its
+/// start and end in seconds from the step's start.
+struct TimelineEntry {
+  int kind = 0, micro = 0, chunk = 0;
+  double begin = 0, end = 0;
+};
+
+/// Starts a new step's records (the previous step's are dropped).
+void timelineStartStep();
+/// The records of the step that ran last, in executed order.
+const std::vector<TimelineEntry> &timelineEntries();
+/// The step's duration as the timeline saw it (its start to the end of the
+/// last record).
+double timelineStepSeconds();
+/// The records as a JSON array ("F0", "B3" labels with begin/end seconds).
+std::string timelineJson();
+
+} // namespace dtcrt
+
+#endif // DTCRT_CORE_TIMELINE_H
