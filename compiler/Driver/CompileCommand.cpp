@@ -7,6 +7,8 @@
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
 
+#include "dialects/Dist/IR/DistOps.h"
+
 #include "passes/Analysis/CostModel.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
@@ -21,12 +23,16 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <tuple>
+#include <map>
+#include <deque>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -75,11 +81,73 @@ static LogicalResult writeFile(StringRef path, StringRef contents) {
   return success();
 }
 
+/// Checks that the stages' transfers meet: running every stage's
+/// @train_step in order, each dist.recv finds the message it names
+/// (dtc.message) first in line from its peer (per direction, as the
+/// runtime's streams keep them), and every stage runs to its end. A failure
+/// is a bug of the schedule, reported before anything runs.
+static LogicalResult verifyTransfers(ArrayRef<ModuleOp> stages) {
+  struct Transfer {
+    bool send;
+    int64_t shift;
+    std::string message;
+  };
+  int64_t pp = stages.size();
+  SmallVector<SmallVector<Transfer>> program(pp);
+  for (auto [s, stage] : llvm::enumerate(stages)) {
+    ModuleOp module = stage;
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    for (Operation &op : step.getBody().front()) {
+      auto message = op.getAttrOfType<StringAttr>("dtc.message");
+      if (auto send = dyn_cast<dist::SendOp>(op))
+        program[s].push_back(
+            {true, send.getShift(), message ? message.str() : ""});
+      else if (auto recv = dyn_cast<dist::RecvOp>(op))
+        program[s].push_back(
+            {false, recv.getShift(), message ? message.str() : ""});
+    }
+  }
+  std::map<std::tuple<int64_t, int64_t, int>, std::deque<std::string>> lines;
+  SmallVector<size_t> at(pp, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int64_t s = 0; s < pp; ++s)
+      while (at[s] < program[s].size()) {
+        const Transfer &t = program[s][at[s]];
+        int64_t peer = ((s + t.shift) % pp + pp) % pp;
+        if (t.send) {
+          lines[{s, peer, t.shift > 0 ? 0 : 1}].push_back(t.message);
+        } else {
+          auto &line = lines[{peer, s, t.shift < 0 ? 0 : 1}];
+          if (line.empty())
+            break;
+          if (line.front() != t.message) {
+            reportError("internal: pipeline stage " + Twine(s) +
+                        " receives '" + t.message + "' where stage " +
+                        Twine(peer) + " sends '" + line.front() + "'");
+            return failure();
+          }
+          line.pop_front();
+        }
+        ++at[s];
+        progress = true;
+      }
+  }
+  for (int64_t s = 0; s < pp; ++s)
+    if (at[s] < program[s].size()) {
+      reportError("internal: pipeline stage " + Twine(s) + " would wait "
+                  "forever for '" + program[s][at[s]].message + "'");
+      return failure();
+    }
+  return success();
+}
+
 /// The plan of a pipeline: each stage's plan.json, its ranks' entries
 /// taken from its own plan, the totals summed, and the schedule's bubble.
 static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
                                          ArrayRef<double> stageSeconds,
                                          StringRef schedule, int64_t pp,
+                                         int64_t virtualStages,
                                          int64_t microBatches,
                                          int64_t sharedParameters) {
   using llvm::json::Array;
@@ -110,7 +178,7 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   }
   // (p - 1) / m of the ideal time (../shared/REFERENCE.md): the slowest
   // stage's compute, stretched by the fill and drain of the pipeline.
-  double bubble = double(pp - 1) / double(microBatches);
+  double bubble = double(pp - 1) / double(virtualStages * microBatches);
   Object predicted = *merged.getObject("predicted");
   double stepTime = slowest * (1 + bubble);
   int64_t globalBatch = *merged.getInteger("global_batch");
@@ -119,6 +187,7 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   predicted["bubble_fraction"] = bubble;
   merged["predicted"] = std::move(predicted);
   merged["schedule"] = schedule;
+  merged["virtual_stages"] = virtualStages;
   merged["ranks"] = std::move(ranks);
   merged["stages"] = std::move(stages);
   merged["tensors"] = std::move(tensors);
@@ -132,6 +201,7 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
 static int compilePipelined(const CompileCommandOptions &cmd,
                                 ModuleOp module, int64_t dp, int64_t pp,
                                 int64_t microBatches, StringRef schedule,
+                                int64_t virtualStages,
                                 const DeviceProfile &profile,
                                 TimingScope &root) {
   MLIRContext *context = module.getContext();
@@ -139,10 +209,33 @@ static int compilePipelined(const CompileCommandOptions &cmd,
   PassManager split(context);
   SplitStagesPassOptions splitOptions;
   splitOptions.stages = pp;
+  splitOptions.virtualStages = virtualStages;
   split.addPass(createSplitStagesPass(splitOptions));
   if (failed(split.run(module)))
     return 1;
   splitTimer.stop();
+  // Where each ONNX node runs (plan.json's op_stages).
+  llvm::json::Array opStages;
+  {
+    llvm::StringSet<> seen;
+    for (func::FuncOp f : module.getOps<func::FuncOp>()) {
+      auto stage = f->getAttrOfType<IntegerAttr>(pipeline::kStage);
+      if (!stage)
+        continue;
+      f.walk([&](Operation *op) {
+        auto name = op->getLoc()->findInstanceOf<NameLoc>();
+        if (!name || op == f.getOperation() ||
+            !seen.insert(name.getName().getValue()).second)
+          return;
+        auto chunk = op->getAttrOfType<IntegerAttr>(pipeline::kChunk);
+        llvm::json::Object entry{{"onnx_node", name.getName().getValue()},
+                                 {"stage", stage.getInt()}};
+        if (chunk)
+          entry["chunk"] = chunk.getInt();
+        opStages.push_back(std::move(entry));
+      });
+    }
+  }
 
   // Each stage is compiled as a program of its own.
   SmallVector<OwningOpRef<ModuleOp>> stageModules;
@@ -185,6 +278,7 @@ static int compilePipelined(const CompileCommandOptions &cmd,
     scheduling.schedule = schedule.str();
     scheduling.stage = s;
     scheduling.stages = pp;
+    scheduling.virtualStages = virtualStages;
     pm.addPass(createSchedulePipelinePass(scheduling));
     TimingScope stageTimer = root.nest(("stage " + Twine(s)).str());
     pm.enableTiming(stageTimer);
@@ -220,6 +314,8 @@ static int compilePipelined(const CompileCommandOptions &cmd,
     modules.push_back(*stageModules[s]);
     weightsFiles.push_back("weights.stage" + std::to_string(s) + ".bin");
   }
+  if (failed(verifyTransfers(modules)))
+    return 1;
   std::string source;
   llvm::raw_string_ostream os(source);
   if (failed(target->emitPipelinedProgram(modules, weightsFiles, os)))
@@ -250,10 +346,10 @@ static int compilePipelined(const CompileCommandOptions &cmd,
   }
   std::string plan;
   llvm::raw_string_ostream planOs(plan);
-  planOs << llvm::formatv("{0:2}",
-                          mergeStagePlans(plans, stageSeconds, schedule, pp,
-                                          microBatches, shared))
-         << "\n";
+  llvm::json::Value merged = mergeStagePlans(
+      plans, stageSeconds, schedule, pp, virtualStages, microBatches, shared);
+  merged.getAsObject()->try_emplace("op_stages", std::move(opStages));
+  planOs << llvm::formatv("{0:2}", merged) << "\n";
   if (failed(writeFile(path("train.cpp"), source)) ||
       failed(writeFile(path("plan.json"), plan)))
     return 1;
@@ -282,7 +378,12 @@ static int compilePipelined(const CompileCommandOptions &cmd,
     return reportError(log);
   buildTimer.stop();
   llvm::errs() << "dtc: wrote " << path("train") << " (" << pp
-               << " pipeline stages, " << schedule << ", largest arena "
+               << " pipeline stages, " << schedule
+               << (virtualStages > 1
+                       ? " with " + std::to_string(virtualStages) +
+                             " virtual stages"
+                       : std::string())
+               << ", largest arena "
                << arenaBytes << " bytes)\n";
   return 0;
 }
@@ -304,9 +405,15 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (cmd.virtualStages != 0 && schedule != "interleaved")
     return reportError("--virtual-stages applies to --schedule interleaved "
                        "only");
-  if (schedule == "interleaved")
-    return reportError("--schedule interleaved is not available yet (this "
-                       "build runs gpipe and 1f1b)");
+  int64_t virtualStages = 1;
+  if (schedule == "interleaved") {
+    if (cmd.virtualStages < 2)
+      return reportError("--schedule interleaved needs --virtual-stages V "
+                         "(model chunks per pipeline rank, at least 2)");
+    virtualStages = cmd.virtualStages;
+  } else if (cmd.virtualStages < 0) {
+    return reportError("--virtual-stages expects a positive number");
+  }
   if (pp > 1 && tp > 1)
     return reportError("--mesh " + cmd.mesh +
                        ": pipeline parallelism with tensor parallelism (pp=" +
@@ -339,6 +446,13 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
                        "--global-batch " +
                        Twine(cmd.globalBatch) + " (" + Twine(local) + " = " +
                        Twine(cmd.globalBatch) + " / dp=" + Twine(dp) + ")");
+  if (schedule == "interleaved" && (local / micro) % pp != 0)
+    return reportError(
+        "--schedule interleaved needs the micro-batches of a step to be a "
+        "multiple of pp=" +
+        Twine(pp) + ", got " + Twine(local / micro) + " (" + Twine(local) +
+        " samples per data-parallel rank / --micro-batch " + Twine(micro) +
+        ")");
   if (cmd.recompute != "none" && cmd.recompute != "full" &&
       cmd.recompute != "selective" && cmd.recompute != "auto")
     return reportError("--recompute expects none, full, selective or auto, "
@@ -403,7 +517,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     return 1;
   if (pp > 1)
     return compilePipelined(cmd, **module, dp, pp, local / micro, schedule,
-                            *profile, root);
+                            virtualStages, *profile, root);
   if (!cmd.shards.empty() && tp == 1)
     return reportError("--shard splits parameters over the tensor-parallel "
                        "axis: it needs a mesh with tp > 1 (--mesh " +

@@ -138,6 +138,13 @@ mlir::dtc::collectiveBytes(Operation *op, const int64_t sizes[3],
     c.tensorBytes = memory::byteSize(ag.getResult().getType());
     return c;
   }
+  // A pipeline's transfer: the whole tensor, to one peer.
+  if (auto send = dyn_cast<dist::SendOp>(op)) {
+    Builder b(op->getContext());
+    group(b.getStrArrayAttr({send.getMeshAxis()}), c);
+    c.bytes = c.tensorBytes = memory::byteSize(send.getInput().getType());
+    return c;
+  }
   return std::nullopt;
 }
 

@@ -20,6 +20,10 @@ namespace pipeline {
 /// the cost model (FloatAttr, seconds).
 constexpr StringLiteral kStage = "dtc.stage";
 constexpr StringLiteral kStageSeconds = "dtc.stage_seconds";
+/// Under the interleaved schedule: the model chunk (0 .. V-1 of its rank)
+/// of an op of a stage's forward, and of its activation arguments and
+/// results.
+constexpr StringLiteral kChunk = "dtc.chunk";
 /// On the module: the number of stages.
 constexpr StringLiteral kStages = "dtc.pipeline_stages";
 /// On a forward or backward call of the schedule: "F" or "B", and the

@@ -34,6 +34,10 @@ def SplitStagesPass : Pass<"dtc-split-stages", "ModuleOp"> {
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Pipeline stages (pp)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Model chunks per stage (the interleaved schedule): the model is "
+           "cut into stages x virtual-stages chunks and stage r runs chunks "
+           "r, r + stages, ...; ops and activations carry dtc.chunk">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
@@ -54,16 +58,22 @@ def SchedulePipelinePass : Pass<"dtc-schedule-pipeline", "ModuleOp"> {
     - `gpipe`: every forward, then every backward (Huang et al. 2019);
     - `1f1b`: stage s runs min(p - s - 1, m) forwards, then alternates one
       forward and one backward, then the remaining backwards (Narayanan et
-      al. 2021, PipeDream-Flush).
-    Each forward and backward call gets `dtc.pipeline_op` ("F" or "B") and
-    `dtc.micro_batch`, which code generation turns into timeline records.
+      al. 2021, PipeDream-Flush);
+    - `interleaved`: with V model chunks per stage (dtc.chunk, from
+      dtc-split-stages), each chunk's forward and backward are functions
+      of their own (`@micro_forward_chunk<v>`, ...), run in Megatron-LM's
+      interleaved 1F1B order; m must be a multiple of p.
+    Each forward and backward call gets `dtc.pipeline_op` ("F" or "B"),
+    `dtc.micro_batch` and `dtc.chunk`, which code generation turns into timeline records.
     The gradient accumulation and everything after it keep their order.
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
-           "gpipe or 1f1b">,
+           "gpipe, 1f1b or interleaved">,
     Option<"stage", "stage", "int64_t", /*default=*/"0", "This stage">,
     Option<"stages", "stages", "int64_t", /*default=*/"1", "Stages (pp)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Model chunks per stage (interleaved)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }

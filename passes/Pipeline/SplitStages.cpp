@@ -96,6 +96,12 @@ void SplitStagesPass::runOnOperation() {
     return (void)(main.emitError("pipeline stages must be positive, got ")
                   << int64_t(stages)),
            signalPassFailure();
+  if (virtualStages < 1)
+    return (void)(main.emitError("virtual stages must be positive, got ")
+                  << int64_t(virtualStages)),
+           signalPassFailure();
+  // The model is cut into pp x V chunks; rank r runs chunks r, r + pp, ...
+  int64_t chunks = stages * virtualStages;
   Block &body = main.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
 
@@ -132,12 +138,17 @@ void SplitStagesPass::runOnOperation() {
     if (isKernelOp(op) && cost.back() > 0)
       ++working;
   }
-  if (working < stages)
+  if (working < chunks)
     return (void)(main.emitError("pp=")
-                  << int64_t(stages) << " asks for more pipeline stages than "
-                  << "the model allows: it has " << working
-                  << " ops that compute on the data, and each stage needs "
-                     "at least one"),
+                  << int64_t(stages)
+                  << (virtualStages > 1
+                          ? " with " + std::to_string(virtualStages) +
+                                " virtual stages"
+                          : std::string())
+                  << " asks for more pipeline stages than the model allows: "
+                  << "it has " << working
+                  << " ops that compute on the data, and each of the "
+                  << chunks << " stages needs at least one"),
            signalPassFailure();
 
   // Bytes crossing a cut at each position: a value defined by cut op d and
@@ -162,11 +173,11 @@ void SplitStagesPass::runOnOperation() {
   int64_t running = 0;
   for (size_t i = 0; i <= cut.size(); ++i)
     crossing[i] = running += delta[i];
-  SmallVector<size_t> cuts = chooseCuts(cost, crossing, stages);
+  SmallVector<size_t> cuts = chooseCuts(cost, crossing, chunks);
 
   // The stage of each cut op.
   llvm::DenseMap<Operation *, int64_t> stageOf;
-  SmallVector<double> seconds(stages, 0);
+  SmallVector<double> seconds(chunks, 0);
   {
     int64_t s = 0;
     for (auto [i, op] : llvm::enumerate(cut)) {
@@ -178,7 +189,7 @@ void SplitStagesPass::runOnOperation() {
   }
   auto stageOfUser = [&](Operation *user) -> int64_t {
     if (user == ret.getOperation())
-      return stages - 1;
+      return chunks - 1;
     auto it = stageOf.find(user);
     return it == stageOf.end() ? -1 : it->second;
   };
@@ -186,7 +197,7 @@ void SplitStagesPass::runOnOperation() {
   // read only fixed values, so none reads a cut value).
   // boundary[s]: the values computed in stages <= s that a stage > s reads,
   // in order of definition.
-  SmallVector<SmallVector<Value>> boundary(stages);
+  SmallVector<SmallVector<Value>> boundary(chunks);
   for (Operation *op : cut)
     for (Value r : op->getResults()) {
       int64_t lastUse = -1;
@@ -198,9 +209,9 @@ void SplitStagesPass::runOnOperation() {
 
   // Each stage's ops: its cut ops, and the copied ops they (or the
   // results, on the last stage) read; and the model arguments it reads.
-  SmallVector<llvm::SetVector<Operation *>> neededOf(stages);
-  SmallVector<SmallVector<unsigned>> argsOf(stages);
-  for (int64_t s = 0; s < stages; ++s) {
+  SmallVector<llvm::SetVector<Operation *>> neededOf(chunks);
+  SmallVector<SmallVector<unsigned>> argsOf(chunks);
+  for (int64_t s = 0; s < chunks; ++s) {
     llvm::SetVector<Operation *> &needed = neededOf[s];
     std::function<void(Value)> need = [&](Value v) {
       Operation *def = v.getDefiningOp();
@@ -217,7 +228,7 @@ void SplitStagesPass::runOnOperation() {
     for (Operation *op : own)
       for (Value v : op->getOperands())
         need(v);
-    if (s == stages - 1)
+    if (s == chunks - 1)
       for (Value v : ret.getOperands())
         need(v);
     llvm::SetVector<unsigned> args;
@@ -230,7 +241,7 @@ void SplitStagesPass::runOnOperation() {
                                                          ArrayRef(own)))
       for (Value v : op->getOperands())
         useArg(v);
-    if (s == stages - 1) {
+    if (s == chunks - 1) {
       for (Value v : ret.getOperands())
         useArg(v);
       // Data inputs no op reads (the labels of a loss that --loss
@@ -248,16 +259,40 @@ void SplitStagesPass::runOnOperation() {
   // The stages that read each argument (a parameter read by two is tied:
   // their gradients are summed).
   llvm::DenseMap<unsigned, SmallVector<int64_t>> readers;
-  for (int64_t s = 0; s < stages; ++s)
+  for (int64_t s = 0; s < chunks; ++s)
     for (unsigned i : argsOf[s])
-      readers[i].push_back(s);
+      if (!llvm::is_contained(readers[i], s % stages))
+        readers[i].push_back(s % stages);
+  for (auto &[i, list] : readers)
+    llvm::sort(list);
 
-  // Build each stage's function.
+  // Build each rank's function: its chunks, in order.
   OpBuilder top(ctx);
   top.setInsertionPoint(main);
-  for (int64_t s = 0; s < stages; ++s) {
-    llvm::SetVector<Operation *> &needed = neededOf[s];
-    ArrayRef<unsigned> argList = argsOf[s];
+  auto activationAttrs = [&](int64_t from, size_t k, int64_t chunk) {
+    std::string name =
+        "stage" + std::to_string(from) + ".out" + std::to_string(k);
+    return DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, kName),
+                             StringAttr::get(ctx, name)),
+              NamedAttribute(StringAttr::get(ctx, kRole),
+                             StringAttr::get(ctx, "activation")),
+              NamedAttribute(StringAttr::get(ctx, pipeline::kChunk),
+                             top.getI64IntegerAttr(chunk))});
+  };
+  for (int64_t r = 0; r < stages; ++r) {
+    SmallVector<int64_t> mine;
+    for (int64_t v = 0; v < virtualStages; ++v)
+      mine.push_back(r + v * stages);
+    llvm::SetVector<Operation *> needed;
+    llvm::SetVector<unsigned> argSet;
+    for (int64_t c : mine) {
+      needed.insert(neededOf[c].begin(), neededOf[c].end());
+      argSet.insert(argsOf[c].begin(), argsOf[c].end());
+    }
+    SmallVector<unsigned> argList(argSet.begin(), argSet.end());
+    llvm::sort(argList);
+
     SmallVector<Type> inTypes;
     SmallVector<DictionaryAttr> inAttrs;
     for (unsigned i : argList) {
@@ -268,64 +303,81 @@ void SplitStagesPass::runOnOperation() {
                   DenseI64ArrayAttr::get(ctx, readers[i]));
       inAttrs.push_back(attrs.getDictionary(ctx));
     }
-    auto activationAttrs = [&](int64_t from, size_t k) {
-      std::string name = "stage" + std::to_string(from) + ".out" +
-                         std::to_string(k);
-      return DictionaryAttr::get(
-          ctx, {NamedAttribute(StringAttr::get(ctx, kName),
-                               StringAttr::get(ctx, name)),
-                NamedAttribute(StringAttr::get(ctx, kRole),
-                               StringAttr::get(ctx, "activation"))});
-    };
-    ArrayRef<Value> incoming =
-        s > 0 ? ArrayRef<Value>(boundary[s - 1]) : ArrayRef<Value>();
-    for (auto [k, v] : llvm::enumerate(incoming)) {
-      inTypes.push_back(v.getType());
-      inAttrs.push_back(activationAttrs(s - 1, k));
-    }
-    auto func = top.create<func::FuncOp>(
-        main.getLoc(), ("main_stage" + std::to_string(s)),
-        FunctionType::get(ctx, inTypes, {}));
+    IRMapping map;
+    SmallVector<std::pair<Value, unsigned>> incoming;
+    for (auto [v, c] : llvm::enumerate(mine))
+      if (c > 0)
+        for (auto [k, value] : llvm::enumerate(boundary[c - 1])) {
+          incoming.push_back({value, inTypes.size()});
+          inTypes.push_back(value.getType());
+          inAttrs.push_back(activationAttrs(c - 1, k, int64_t(v)));
+        }
+    auto func = top.create<func::FuncOp>(main.getLoc(),
+                                         ("main_stage" + std::to_string(r)),
+                                         FunctionType::get(ctx, inTypes, {}));
     func.setAllArgAttrs(inAttrs);
     Block *entry = func.addEntryBlock();
-    IRMapping map;
     for (auto [k, i] : llvm::enumerate(argList))
       map.map(body.getArgument(i), entry->getArgument(k));
-    for (auto [k, v] : llvm::enumerate(incoming))
-      map.map(v, entry->getArgument(argList.size() + k));
+    // (A value passed on by a chunk arrives once per chunk that reads it;
+    // each chunk reads its own.)
     OpBuilder builder = OpBuilder::atBlockEnd(entry);
-    // Copied ops first (they read only arguments), then the stage's own,
-    // both in the model's order.
-    for (Operation &op : body.without_terminator())
-      if (needed.contains(&op) || (stageOf.count(&op) && stageOf[&op] == s))
-        builder.clone(op, map);
+    // Ops of parameters alone: once for the stage, or under the interleaved
+    // schedule once per chunk that reads them (chunks run apart).
+    if (virtualStages == 1)
+      for (Operation &op : body.without_terminator())
+        if (needed.contains(&op))
+          builder.clone(op, map);
     SmallVector<Value> results;
     SmallVector<DictionaryAttr> outAttrs;
-    if (s == stages - 1) {
-      for (Value v : ret.getOperands())
-        results.push_back(map.lookup(v));
-      for (unsigned i = 0; i < main.getNumResults(); ++i)
-        outAttrs.push_back(main.getResultAttrDict(i));
-    } else {
-      for (auto [k, v] : llvm::enumerate(boundary[s])) {
-        results.push_back(map.lookup(v));
-        outAttrs.push_back(activationAttrs(s, k));
+    for (auto [v, c] : llvm::enumerate(mine)) {
+      IRMapping chunkMap = map;
+      if (c > 0)
+        for (auto [value, index] : incoming)
+          if (func.getArgAttrOfType<IntegerAttr>(index, pipeline::kChunk)
+                  .getInt() == int64_t(v))
+            chunkMap.map(value, entry->getArgument(index));
+      if (virtualStages > 1)
+        for (Operation &op : body.without_terminator())
+          if (neededOf[c].contains(&op))
+            builder.clone(op, chunkMap)
+                ->setAttr(pipeline::kChunk, top.getI64IntegerAttr(v));
+      for (Operation *op : cut)
+        if (stageOf[op] == c) {
+          Operation *clone = builder.clone(*op, chunkMap);
+          if (virtualStages > 1)
+            clone->setAttr(pipeline::kChunk, top.getI64IntegerAttr(v));
+        }
+      if (c == chunks - 1) {
+        for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+          results.push_back(chunkMap.lookup(value));
+          NamedAttrList attrs(main.getResultAttrDict(i));
+          attrs.set(pipeline::kChunk, top.getI64IntegerAttr(v));
+          outAttrs.push_back(attrs.getDictionary(ctx));
+        }
+      } else {
+        for (auto [k, value] : llvm::enumerate(boundary[c])) {
+          results.push_back(chunkMap.lookup(value));
+          outAttrs.push_back(activationAttrs(c, k, int64_t(v)));
+          auto type = dyn_cast<RankedTensorType>(value.getType());
+          if (type && type.getRank() == 0)
+            return (void)(func.emitError("stage ")
+                          << c << " would send a scalar to the next stage, "
+                          << "which has no sample axis to split "
+                             "micro-batches by"),
+                   signalPassFailure();
+        }
       }
     }
     builder.create<func::ReturnOp>(main.getLoc(), results);
     func.setFunctionType(
         FunctionType::get(ctx, inTypes, ValueRange(results).getTypes()));
     func.setAllResultAttrs(outAttrs);
-    func->setAttr(pipeline::kStage, top.getI64IntegerAttr(s));
-    func->setAttr(pipeline::kStageSeconds, top.getF64FloatAttr(seconds[s]));
-    for (auto [k, v] : llvm::enumerate(results))
-      if (s < stages - 1 && isa<RankedTensorType>(v.getType()) &&
-          cast<RankedTensorType>(v.getType()).getRank() == 0)
-        return (void)(func.emitError("stage ")
-                      << s << " would send a scalar to the next stage, "
-                      << "which has no sample axis to split micro-batches "
-                         "by"),
-               signalPassFailure();
+    func->setAttr(pipeline::kStage, top.getI64IntegerAttr(r));
+    double total = 0;
+    for (int64_t c : mine)
+      total += seconds[c];
+    func->setAttr(pipeline::kStageSeconds, top.getF64FloatAttr(total));
   }
   main.erase();
   module->setAttr(pipeline::kStages, top.getI64IntegerAttr(stages));

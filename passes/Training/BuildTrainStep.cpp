@@ -127,6 +127,8 @@ struct BuildTrainStepPass
   SmallVector<unsigned> activationArgs;
   unsigned numActivationResults = 0, numActivationGrads = 0;
   SmallVector<unsigned> cotangentArgs;
+  /// The names of the results sent on, and of those with cotangents.
+  SmallVector<std::string> activationOutNames, cotangentNames;
   /// For each activation argument with a gradient, its index in
   /// activationArgs.
   SmallVector<unsigned> gradActivation;
@@ -418,49 +420,61 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   OpBuilder builder(ret);
   GradientBuilder b(builder, loc);
   Value sum, count, seedLoss = *lossValue;
-  SmallVector<Value> activationOut;
-  SmallVector<Operation *> seedOps;
   if (seedLoss) {
     std::tie(sum, count) = lossSumAndCount(b, seedLoss);
     seedLoss = sum;
-  } else {
-    // sum_k <out_k, cotangent_k>: its gradient with respect to out_k is
-    // the cotangent, so the reverse sweep of it is the stage's
-    // vector-Jacobian product. Its forward ops are dropped afterwards.
+  }
+  // A stage's results sent on (role activation): the backward starts from
+  // their gradients too, sum_k <out_k, cotangent_k>, whose gradient with
+  // respect to out_k is the cotangent, so that the reverse sweep is the
+  // stage's vector-Jacobian product. Those products are dropped after.
+  SmallVector<Value> activationOut;
+  SmallVector<Operation *> seedOps;
+  {
     Operation *before = builder.getInsertionPoint() == body.begin()
                             ? nullptr
                             : &*std::prev(builder.getInsertionPoint());
     Type f32 = builder.getF32Type();
-    for (Value out : ret.getOperands()) {
+    Value dots;
+    for (auto [i, out] : llvm::enumerate(ret.getOperands())) {
+      if (resultString(micro, unsigned(i), kRole) != "activation")
+        continue;
       activationOut.push_back(out);
+      activationOutNames.push_back(resultString(micro, unsigned(i), kName).str());
       auto type = tensorType(out);
       if (!isDifferentiable(type))
         continue;
       unsigned index = body.getNumArguments();
-      micro.insertArgument(
-          index, type,
-          DictionaryAttr::get(ctx, {NamedAttribute(
-                                       StringAttr::get(ctx, kRole),
-                                       StringAttr::get(ctx, "cotangent"))}),
-          loc);
+      NamedAttrList argAttrs;
+      argAttrs.set(kRole, StringAttr::get(ctx, "cotangent"));
+      // (Under the interleaved schedule, the chunk of the result.)
+      if (Attribute chunk = micro.getResultAttr(unsigned(i), "dtc.chunk"))
+        argAttrs.set("dtc.chunk", chunk);
+      micro.insertArgument(index, type, argAttrs.getDictionary(ctx), loc);
       cotangentArgs.push_back(index);
+      cotangentNames.push_back(resultString(micro, unsigned(i), kName).str());
       SmallVector<int64_t> axes =
           llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
       Value dot = b.castTo(
           b.create<dtg::ReduceSumOp>(
               b.create<dtg::MulOp>(out, body.getArgument(index)), axes, false),
           f32);
-      seedLoss = seedLoss ? b.create<dtg::AddOp>(seedLoss, dot) : dot;
+      dots = dots ? b.create<dtg::AddOp>(dots, dot) : dot;
     }
-    if (!seedLoss)
-      return emitError(loc, "pipeline stage ")
-             << pipelineStage << " sends the next stage no float value, so "
-             << "no gradient can flow back through it";
     for (Operation *op = before ? before->getNextNode() : &body.front();
          op != ret.getOperation(); op = op->getNextNode())
       seedOps.push_back(op);
-    sum = b.scalar(f32, 0.0);
-    count = b.scalar(f32, 0.0);
+    if (dots)
+      seedLoss = seedLoss ? b.create<dtg::AddOp>(b.castTo(seedLoss, f32), dots)
+                          : dots;
+  }
+  if (!seedLoss)
+    return emitError(loc, "pipeline stage ")
+           << pipelineStage << " sends the next stage no float value, so "
+           << "no gradient can flow back through it";
+  if (!sum) {
+    sum = b.scalar(builder.getF32Type(), 0.0);
+    count = b.scalar(builder.getF32Type(), 0.0);
   }
 
   // Candidates: every float initializer, frozen or not (a frozen one is
@@ -832,15 +846,22 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   // Pipelines: point-to-point transfers to the stage `shift` away.
   MLIRContext *meshCtx = ctx;
   auto meshRef = FlatSymbolRefAttr::get(meshCtx, "mesh");
-  auto recvFrom = [&](Type type, int64_t shift) -> Value {
+  // Each transfer names its message (dtc.message: the activation and the
+  // micro-batch, say), the same on the sending and the receiving stage, so
+  // that dtc compile can check that every stage's sends meet the peer's
+  // receives in order.
+  auto recvFrom = [&](Type type, int64_t shift, const Twine &message) -> Value {
     auto op = builder.create<dist::RecvOp>(loc, type, meshRef,
                                            builder.getStringAttr("pp"),
                                            builder.getI64IntegerAttr(shift));
+    op->setAttr("dtc.message", builder.getStringAttr(message));
     return op.getResult();
   };
-  auto sendTo = [&](Value v, int64_t shift) {
-    builder.create<dist::SendOp>(loc, v, meshRef, builder.getStringAttr("pp"),
-                                 builder.getI64IntegerAttr(shift));
+  auto sendTo = [&](Value v, int64_t shift, const Twine &message) {
+    auto op = builder.create<dist::SendOp>(loc, v, meshRef,
+                                           builder.getStringAttr("pp"),
+                                           builder.getI64IntegerAttr(shift));
+    op->setAttr("dtc.message", builder.getStringAttr(message));
   };
   auto sumOverStages = [&](Value v) -> Value {
     if (!isStage() || pipelineStages == 1)
@@ -870,7 +891,9 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         continue;
       }
       if (argString(main, i, kRole) == "activation") {
-        operands.push_back(recvFrom(main.getArgument(i).getType(), -1));
+        operands.push_back(recvFrom(main.getArgument(i).getType(), -1,
+                                    argString(main, i, kName) + "@" +
+                                        Twine(k)));
         continue;
       }
       Value full = batch[llvm::find(inputs, i) - inputs.begin()];
@@ -897,16 +920,19 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         ValueRange{b.reshape(hyper["seed"], {1}), b.reshape(step, {1})},
         int64_t(0)));
     // The next stage's gradients of this stage's results.
-    for (unsigned i : cotangentArgs)
-      operands.push_back(recvFrom(micro.getArgument(i).getType(), 1));
+    for (auto [c, i] : llvm::enumerate(cotangentArgs))
+      operands.push_back(recvFrom(micro.getArgument(i).getType(), 1,
+                                  "d" + cotangentNames[c] + "@" + Twine(k)));
     auto call = builder.create<func::CallOp>(loc, micro, operands);
     ValueRange r = call.getResults();
     {
       unsigned base = 2 + trainable.size() + state.size();
       for (unsigned a = 0; a < numActivationResults; ++a)
-        sendTo(r[base + a], 1);
+        sendTo(r[base + a], 1, activationOutNames[a] + "@" + Twine(k));
       for (unsigned a = 0; a < numActivationGrads; ++a)
-        sendTo(r[base + numActivationResults + a], -1);
+        sendTo(r[base + numActivationResults + a], -1,
+               "d" + argString(main, activationArgs[gradActivation[a]], kName) +
+                   "@" + Twine(k));
     }
     lossSum = lossSum ? b.create<dtg::AddOp>(lossSum, r[0]) : r[0];
     count = count ? b.create<dtg::AddOp>(count, r[1]) : r[1];
@@ -936,12 +962,14 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         continue;
       for (int64_t t : users.asArrayRef())
         if (t != pipelineStage)
-          sendTo(gradSums[g], t - pipelineStage);
+          sendTo(gradSums[g], t - pipelineStage,
+                 "d" + argString(main, index, kName));
       Value total;
       for (int64_t t : users.asArrayRef()) {
         Value part = t == pipelineStage
                          ? gradSums[g]
-                         : recvFrom(gradSums[g].getType(), t - pipelineStage);
+                         : recvFrom(gradSums[g].getType(), t - pipelineStage,
+                                    "d" + argString(main, index, kName));
         total = total ? b.create<dtg::AddOp>(total, part) : part;
       }
       gradSums[g] = total;

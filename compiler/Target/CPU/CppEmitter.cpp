@@ -414,10 +414,12 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       // runtime's timeline.
       auto stepKind = call->getAttrOfType<StringAttr>("dtc.pipeline_op");
       auto micro = call->getAttrOfType<IntegerAttr>("dtc.micro_batch");
+      auto chunk = call->getAttrOfType<IntegerAttr>("dtc.chunk");
       std::string mark;
       if (stepKind && micro)
         mark = std::string(stepKind.getValue() == "F" ? "0" : "1") + ", " +
-               std::to_string(micro.getInt()) + ", 0";
+               std::to_string(micro.getInt()) + ", " +
+               std::to_string(chunk ? chunk.getInt() : 0);
       os << "};\n";
       if (!mark.empty())
         os << "    dtcrt_pipeline_mark(ctx, " << mark << ", 1);\n";

@@ -11,6 +11,7 @@
 #include "compiler/Target/CPU/KernelEmitter.h"
 
 #include "dialects/Dist/IR/DistOps.h"
+#include "passes/Memory/Passes.h"
 
 using namespace mlir;
 using namespace mlir::dtc::cpu;
@@ -98,9 +99,7 @@ void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
                            "pp, dp and tp only, not ")
              << axis;
     auto type = cast<RankedTensorType>(data.getType());
-    int64_t bytes =
-        type.getNumElements() *
-        std::max<int64_t>(1, int64_t(type.getElementTypeBitWidth()) / 8);
+    int64_t bytes = memory::byteSize(type);
     e.statement("dtcrt_comm_" + name.str() + "(ctx, " + std::to_string(mask) +
                 ", " + std::to_string(shift) + ", " + e.buffer(data) + ", " +
                 std::to_string(bytes) + ");");

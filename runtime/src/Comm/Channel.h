@@ -40,16 +40,19 @@ public:
   /// waiting for the peer (a buffered send, so that two stages sending to
   /// each other never deadlock); `receive` waits for the next message from
   /// group rank `from` (messages between two ranks arrive in the order they
-  /// were posted); `flush` waits until every posted message was taken.
-  virtual bool post(int to, const void *data, size_t bytes,
+  /// were posted, per `stream`: messages of different streams between the
+  /// same two ranks, such as a pipeline's activations going down and its
+  /// gradients coming back when both peers are one rank, never match each
+  /// other); `flush` waits until every posted message was taken.
+  virtual bool post(int to, int stream, const void *data, size_t bytes,
                     std::string &error) {
-    (void)to, (void)data, (void)bytes;
+    (void)to, (void)stream, (void)data, (void)bytes;
     error = "this channel has no point-to-point transfers";
     return false;
   }
-  virtual bool receive(int from, void *data, size_t bytes, const char *what,
-                       std::string &error) {
-    (void)from, (void)data, (void)bytes, (void)what;
+  virtual bool receive(int from, int stream, void *data, size_t bytes,
+                       const char *what, std::string &error) {
+    (void)from, (void)stream, (void)data, (void)bytes, (void)what;
     error = "this channel has no point-to-point transfers";
     return false;
   }

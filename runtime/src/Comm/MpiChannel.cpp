@@ -74,9 +74,9 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes, int from,
   return true;
 }
 
-// Point-to-point messages use their own tag, so that they never match a
-// collective's fragments on the same communicator.
-static constexpr int kPointToPointTag = 1;
+// Point-to-point messages use their own tags (1 + stream), so that they
+// never match a collective's fragments (tag 0) on the same communicator.
+static int pointToPointTag(int stream) { return 1 + stream; }
 
 void MpiChannel::reapPosted() {
   for (Posted &p : posted)
@@ -88,7 +88,7 @@ void MpiChannel::reapPosted() {
     posted.erase(posted.begin());
 }
 
-bool MpiChannel::post(int to, const void *data, size_t bytes,
+bool MpiChannel::post(int to, int stream, const void *data, size_t bytes,
                       std::string &error) {
   if (bytes > (size_t(1) << 31) - 1) {
     error = "a point-to-point message of " + std::to_string(bytes) +
@@ -101,8 +101,8 @@ bool MpiChannel::post(int to, const void *data, size_t bytes,
   p.data.assign(static_cast<const char *>(data),
                 static_cast<const char *>(data) + bytes);
   p.to = to;
-  MPI_Isend(p.data.data(), int(bytes), MPI_BYTE, to, kPointToPointTag, comm,
-            &p.request);
+  MPI_Isend(p.data.data(), int(bytes), MPI_BYTE, to, pointToPointTag(stream),
+            comm, &p.request);
   sent += int64_t(bytes);
   return true;
 }
@@ -137,15 +137,16 @@ bool MpiChannel::waitFor(MPI_Request &request, int peer, const char *what,
   }
 }
 
-bool MpiChannel::receive(int from, void *data, size_t bytes, const char *what,
-                         std::string &error) {
+bool MpiChannel::receive(int from, int stream, void *data, size_t bytes,
+                         const char *what, std::string &error) {
   if (bytes > (size_t(1) << 31) - 1) {
     error = "a point-to-point message of " + std::to_string(bytes) +
             " bytes is larger than MPI's 2 GiB";
     return false;
   }
   MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Irecv(data, int(bytes), MPI_BYTE, from, kPointToPointTag, comm, &request);
+  MPI_Irecv(data, int(bytes), MPI_BYTE, from, pointToPointTag(stream), comm,
+            &request);
   return waitFor(request, from, what, error);
 }
 

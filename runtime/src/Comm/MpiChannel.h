@@ -25,10 +25,10 @@ public:
   bool sendRecv(int to, const void *send, size_t sendBytes, int from,
                 void *recv, size_t recvBytes, const char *what,
                 std::string &error) override;
-  bool post(int to, const void *data, size_t bytes,
+  bool post(int to, int stream, const void *data, size_t bytes,
             std::string &error) override;
-  bool receive(int from, void *data, size_t bytes, const char *what,
-               std::string &error) override;
+  bool receive(int from, int stream, void *data, size_t bytes,
+               const char *what, std::string &error) override;
   bool flush(std::string &error) override;
 
 private:

@@ -84,7 +84,8 @@ extern "C" void dtcrt_comm_send(dtcrt_step_ctx *ctx, int axes, int shift,
                                 const void *in, int64_t bytes) {
   Channel &c = channelOf(ctx, axes);
   std::string error;
-  if (!c.post(peerOf(c, shift), in, size_t(bytes), error))
+  // Stream 0 goes up the axis (shift > 0), stream 1 down.
+  if (!c.post(peerOf(c, shift), shift > 0 ? 0 : 1, in, size_t(bytes), error))
     failed(ctx, "send", axes, error);
 }
 
@@ -92,6 +93,8 @@ extern "C" void dtcrt_comm_recv(dtcrt_step_ctx *ctx, int axes, int shift,
                                 void *out, int64_t bytes) {
   Channel &c = channelOf(ctx, axes);
   std::string error;
-  if (!c.receive(peerOf(c, shift), out, size_t(bytes), "recv", error))
+  // The peer sent with the opposite shift.
+  if (!c.receive(peerOf(c, shift), shift < 0 ? 0 : 1, out, size_t(bytes),
+                 "recv", error))
     failed(ctx, "recv", axes, error);
 }

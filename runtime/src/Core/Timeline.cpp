@@ -35,6 +35,12 @@ const std::vector<TimelineEntry> &dtcrt::timelineEntries() {
   return timeline().entries;
 }
 
+double dtcrt::timelineOriginSeconds() {
+  // steady_clock is CLOCK_MONOTONIC: one clock for every process of a node.
+  return std::chrono::duration<double>(timeline().start.time_since_epoch())
+      .count();
+}
+
 double dtcrt::timelineStepSeconds() {
   const auto &e = timeline().entries;
   return e.empty() ? 0 : e.back().end;

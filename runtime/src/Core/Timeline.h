@@ -27,6 +27,9 @@ struct TimelineEntry {
 void timelineStartStep();
 /// The records of the step that ran last, in executed order.
 const std::vector<TimelineEntry> &timelineEntries();
+/// When the step started, in seconds of the node's monotonic clock (the
+/// same clock in every process of the node, so ranks' timelines align).
+double timelineOriginSeconds();
 /// The step's duration as the timeline saw it (its start to the end of the
 /// last record).
 double timelineStepSeconds();

@@ -840,7 +840,8 @@ bool Trainer::writeRankReport(std::string &error) {
     coords.integer(axisName(a), mesh->coord(a));
   JsonObjectWriter report;
   if (model.meshSizes[0] > 1)
-    report.raw("timeline", timelineJson());
+    report.raw("timeline", timelineJson())
+        .num("timeline_origin_s", timelineOriginSeconds(), 9);
   report.integer("rank", mesh->rank())
       .raw("coords", coords.finish())
       .integer("stage", desc->stage)
@@ -849,7 +850,8 @@ bool Trainer::writeRankReport(std::string &error) {
       .integer("tensor_bytes", tensorBytes)
       .integer("memory_peak_bytes", tensorBytes + ctx.high_water);
   if (model.meshSizes[0] > 1)
-    report.raw("timeline", timelineJson());
+    report.raw("timeline", timelineJson())
+        .num("timeline_origin_s", timelineOriginSeconds(), 9);
   std::string path = joinPath(options.rankReport,
                               "rank-" + std::to_string(mesh->rank()) + ".json");
   std::FILE *f = std::fopen(path.c_str(), "w");

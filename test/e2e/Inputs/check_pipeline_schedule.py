@@ -1,0 +1,183 @@
+"""Holds a pipelined run's executed schedule against the schedule's
+definition, and its measured bubble against the formula.
+
+Usage: check_pipeline_schedule.py LABEL --ranks DIR --schedule S --micro M
+           [--virtual V] [--bubble-tolerance T]
+
+Every rank-N.json (train --rank-report DIR) holds the last step's timeline:
+each forward (F) and backward (B) of a micro-batch and model chunk, in the
+order the stage ran them, with their start and end on the node's monotonic
+clock. The expected orders are written here from the papers, not taken
+from dtc:
+- gpipe (Huang et al. 2019): F0 .. F(m-1), then B0 .. B(m-1);
+- 1f1b (Narayanan et al. 2021, PipeDream-Flush): stage s runs
+  min(p - s - 1, m) forwards, then one forward and one backward in turn,
+  then the backwards left;
+- interleaved (Narayanan et al. 2021, section 2.2; Megatron-LM's order):
+  micro-batches in groups of p; forward unit i is chunk (i // p) % V of
+  micro-batch (i // (p V)) p + i % p, backward units take the chunks in
+  reverse; stage s warms up with 2 (p - s - 1) + (V - 1) p forwards (all of
+  them when m = p).
+
+With --bubble-tolerance, the bubble is measured on each pipeline (the
+stages of one data- and tensor-parallel coordinate) from the executed
+orders and the measured durations (replay()): each stage's idle time over
+its busy time, averaged over the stages; it must be within T of
+(p - 1) / m, or (p - 1) / (V m) interleaved (REFERENCE.md, as a fraction of
+the ideal time). The wall-clock figure (the pipeline's first start to its
+last end, less a stage's busy time) is printed beside it: on shared cores
+it also holds other processes' time slices and message latency. Prints the
+figures, then OK or FAIL (exit 1).
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+
+
+def expected_order(schedule, p, s, m, v):
+    if schedule == "gpipe":
+        return [("F", 0, k) for k in range(m)] + [("B", 0, k) for k in range(m)]
+    if schedule == "1f1b":
+        warm = min(p - s - 1, m)
+        order = [("F", 0, k) for k in range(warm)]
+        for i in range(m - warm):
+            order += [("F", 0, warm + i), ("B", 0, i)]
+        return order + [("B", 0, k) for k in range(m - warm, m)]
+    total = m * v
+
+    def unit(i, forward):
+        chunk = (i % (p * v)) // p
+        micro = (i // (p * v)) * p + i % p
+        return ("F" if forward else "B",
+                chunk if forward else v - 1 - chunk, micro)
+
+    warm = total if m == p else min(total, (p - s - 1) * 2 + (v - 1) * p)
+    order = [unit(i, True) for i in range(warm)]
+    for i in range(total - warm):
+        order += [unit(warm + i, True), unit(i, False)]
+    return order + [unit(i, False) for i in range(total - warm, total)]
+
+
+def replay(stages, p, v):
+    """The bubble of the executed orders, each op taking its stage's median
+    duration of its kind, and waiting only for what it needs: a forward for
+    the previous model chunk's forward of its micro-batch (on the stage
+    before), a backward for the next chunk's backward (on the stage after;
+    the last chunk's for its own forward). Random slowdowns of single ops
+    (other processes on shared cores) drop out; what is left is the order's
+    own idle time. One figure per stage: (span - busy) / busy."""
+    def median(values):
+        values = sorted(values)
+        return values[len(values) // 2]
+    duration = {}
+    for s, r in stages.items():
+        for kind in "FB":
+            duration[s, kind] = median([e["end_s"] - e["begin_s"]
+                                        for e in r["timeline"]
+                                        if e["op"][0] == kind])
+    done = {}
+    clock = {s: 0.0 for s in stages}
+    position = {s: 0 for s in stages}
+    chunks = p * v
+    remaining = sum(len(r["timeline"]) for r in stages.values())
+    while remaining:
+        moved = False
+        for s, r in stages.items():
+            while position[s] < len(r["timeline"]):
+                e = r["timeline"][position[s]]
+                kind, c, k = e["op"][0], e["chunk"], int(e["op"][1:])
+                g = c * p + s  # the chunk's place in the model
+                if kind == "F":
+                    need = ("F", g - 1, k) if g > 0 else None
+                else:
+                    need = ("B", g + 1, k) if g < chunks - 1 else ("F", g, k)
+                if need is not None and need not in done:
+                    break
+                start = max(clock[s], done[need] if need else 0.0)
+                clock[s] = start + duration[s, kind]
+                done[(kind, g, k)] = clock[s]
+                position[s] += 1
+                remaining -= 1
+                moved = True
+        if not moved:
+            raise SystemExit("the executed orders wait on each other")
+    span = max(clock.values())
+    out = []
+    for s, r in stages.items():
+        busy = sum(duration[s, e["op"][0]] for e in r["timeline"])
+        out.append((span - busy) / busy)
+    return out
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("label")
+    parser.add_argument("--ranks", required=True)
+    parser.add_argument("--schedule", required=True)
+    parser.add_argument("--micro", type=int, required=True)
+    parser.add_argument("--virtual", type=int, default=1)
+    parser.add_argument("--bubble-tolerance", type=float)
+    args = parser.parse_args(argv[1:])
+
+    reports = []
+    for path in sorted(glob.glob(os.path.join(args.ranks, "rank-*.json"))):
+        with open(path) as f:
+            reports.append(json.load(f))
+    problems = []
+    if not reports:
+        problems.append(f"no rank reports in {args.ranks}")
+    p = max((r["coords"]["pp"] for r in reports), default=0) + 1
+    m, v = args.micro, args.virtual
+    for r in reports:
+        s = r["coords"]["pp"]
+        ran = []
+        for e in r["timeline"]:
+            ran.append((e["op"][0], e["chunk"], int(e["op"][1:])))
+        want = expected_order(args.schedule, p, s, m, v)
+        if ran != want:
+            show = lambda order: " ".join(f"{k}{mb}" + (f".{c}" if v > 1 else "")
+                                          for k, c, mb in order)
+            problems.append(f"rank {r['rank']} (stage {s}) ran {show(ran)}; "
+                            f"{args.schedule} is {show(want)}")
+
+    bubble_text = ""
+    if args.bubble_tolerance is not None and not problems:
+        pipelines = {}
+        for r in reports:
+            key = (r["coords"]["dp"], r["coords"]["tp"])
+            pipelines.setdefault(key, {})[r["coords"]["pp"]] = r
+        wall, replayed = [], []
+        for stages in pipelines.values():
+            # Wall clock: from the pipeline's first start to its last end,
+            # less each stage's busy time, over that busy time.
+            spans = [(r["timeline_origin_s"] + e["begin_s"],
+                      r["timeline_origin_s"] + e["end_s"])
+                     for r in stages.values() for e in r["timeline"]]
+            span = max(e for _, e in spans) - min(b for b, _ in spans)
+            for r in stages.values():
+                busy = sum(e["end_s"] - e["begin_s"] for e in r["timeline"])
+                wall.append((span - busy) / busy)
+            replayed += replay(stages, p, v)
+        measured = sum(replayed) / len(replayed)
+        raw = sum(wall) / len(wall)
+        formula = (p - 1) / (v * m)
+        if abs(measured - formula) > args.bubble_tolerance:
+            problems.append(f"bubble {measured:.3f} (executed order, measured "
+                            f"durations), (p - 1) / "
+                            f"{'(V m)' if v > 1 else 'm'} = {formula:.3f}, "
+                            f"beyond {args.bubble_tolerance}")
+        bubble_text = (f"; bubble {measured:.3f} (executed order, measured "
+                       f"durations; wall clock {raw:.3f}), {formula:.3f} by "
+                       f"the formula")
+    print(f"{args.label}: {len(reports)} ranks ran the {args.schedule} order "
+          f"(p={p}, m={m}{f', V={v}' if v > 1 else ''}){bubble_text}")
+    for problem in problems:
+        print(f"  {problem}")
+    print("FAIL" if problems else "OK")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
