@@ -199,7 +199,8 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
 }
 
 static int compilePipelined(const CompileCommandOptions &cmd,
-                                ModuleOp module, int64_t dp, int64_t pp,
+                                ModuleOp module, int64_t dp, int64_t tp,
+                                int64_t pp,
                                 int64_t microBatches, StringRef schedule,
                                 int64_t virtualStages,
                                 const DeviceProfile &profile,
@@ -253,6 +254,17 @@ static int compilePipelined(const CompileCommandOptions &cmd,
       auto seconds = f->getAttrOfType<FloatAttr>(pipeline::kStageSeconds);
       stageSeconds.push_back(seconds ? seconds.getValueAsDouble() : 0);
     }
+    if (tp > 1) {
+      // Megatron's splits of the stage's linear layers.
+      PassManager plan(context);
+      PlanTensorParallelPassOptions tpPlan;
+      tpPlan.dp = dp;
+      tpPlan.tp = tp;
+      tpPlan.shard = cmd.shards;
+      plan.addPass(createPlanTensorParallelPass(tpPlan));
+      if (failed(plan.run(*stage)))
+        return 1;
+    }
     BuildTrainStepPassOptions training = cmd.training;
     training.microBatches = microBatches;
     training.syncBatchNormDp = cmd.localBatchNorm ? 1 : dp;
@@ -265,6 +277,12 @@ static int compilePipelined(const CompileCommandOptions &cmd,
       pm.addPass(createMixedPrecisionPass(cmd.precision));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    if (tp > 1) {
+      PropagateShardingPassOptions propagation;
+      propagation.sequenceParallel = cmd.sequenceParallel;
+      pm.addPass(createPropagateShardingPass(propagation));
+      pm.addPass(createPartitionPass());
+    }
     PartitionDataParallelPassOptions partition;
     partition.dp = dp;
     partition.zero = cmd.zero;
@@ -414,11 +432,6 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   } else if (cmd.virtualStages < 0) {
     return reportError("--virtual-stages expects a positive number");
   }
-  if (pp > 1 && tp > 1)
-    return reportError("--mesh " + cmd.mesh +
-                       ": pipeline parallelism with tensor parallelism (pp=" +
-                       Twine(pp) + ", tp=" + Twine(tp) +
-                       ") is not available yet; use DPx1xPP or DPxTPx1");
   if (cmd.zero < 0 || cmd.zero > 3)
     return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
   if (cmd.target != "cpu")
@@ -515,9 +528,6 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   importTimer.stop();
   if (failed(module))
     return 1;
-  if (pp > 1)
-    return compilePipelined(cmd, **module, dp, pp, local / micro, schedule,
-                            virtualStages, *profile, root);
   if (!cmd.shards.empty() && tp == 1)
     return reportError("--shard splits parameters over the tensor-parallel "
                        "axis: it needs a mesh with tp > 1 (--mesh " +
@@ -527,6 +537,9 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
                        "tensor-parallel axis: it needs a mesh with tp > 1 "
                        "(--mesh " +
                        cmd.mesh + " has none)");
+  if (pp > 1)
+    return compilePipelined(cmd, **module, dp, tp, pp, local / micro,
+                            schedule, virtualStages, *profile, root);
   if (tp > 1) {
     // Megatron's splits of the linear layers, as the seeds of propagation.
     PassManager plan(&context);

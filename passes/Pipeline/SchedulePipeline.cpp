@@ -83,9 +83,12 @@ chunkOfOps(func::FuncOp micro, int64_t chunks) {
   for (Operation *op : ops) {
     // (Constants count whatever chunk they were built for: the
     // canonicalizer keeps one of equal constants.)
+    // (A collective is run once, by the chunk that needs it; taking a
+    // rank's block communicates nothing.)
     if (op->getNumRegions() != 0 ||
         (op->hasAttr("dtc.chunk") && op->getNumOperands() != 0) ||
-        isa<dist::DistDialect>(op->getDialect()))
+        (isa<dist::DistDialect>(op->getDialect()) &&
+         !isa<dist::LocalBlockOp>(op)))
       continue;
     if (llvm::all_of(op->getOperands(), [&](Value v) {
           if (auto arg = dyn_cast<BlockArgument>(v))
@@ -557,6 +560,15 @@ void SchedulePipelinePass::runOnOperation() {
     }
     firstConsumer[op] = c;
   }
+  // What a micro-batch's sends read (their operands made whole over tp,
+  // say) goes with that micro-batch's call too.
+  llvm::DenseSet<Operation *> feedsTransfer;
+  for (Operation *op : llvm::reverse(ops))
+    if ((isa<dist::SendOp>(op) && op->hasAttr("dtc.micro_batch_transfer")) ||
+        llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return feedsTransfer.contains(user);
+        }))
+      feedsTransfer.insert(op);
   double lastCall = double(order.size());
   SmallVector<std::pair<double, unsigned>> keys;
   for (auto [index, op] : llvm::enumerate(ops)) {
@@ -571,13 +583,12 @@ void SchedulePipelinePass::runOnOperation() {
             s = std::max(s, slot[def] + 0.25);
         // After the last call, the model's order stands (it is the order
         // every stage wrote its transfers in).
-        // (Only a send of a call's result, an activation or its gradient,
-        // travels with its call; the sums of tied parameters' gradients
-        // wait for every call, as every stage wrote them.)
-        auto send = dyn_cast<dist::SendOp>(op);
-        bool ofCall = send && send.getInput().getDefiningOp() &&
-                      isa<func::CallOp>(send.getInput().getDefiningOp());
-        bool collective = isa<dist::DistDialect>(op->getDialect()) && !ofCall;
+        // (Only the sends of a micro-batch's activations and their
+        // gradients, and what they read, travel with their call; the sums
+        // of tied parameters' gradients wait for every call, as every
+        // stage wrote them.)
+        bool collective = isa<dist::DistDialect>(op->getDialect()) &&
+                          !feedsTransfer.contains(op);
         if (collective || s > lastCall - 1)
           s = lastCall;
       }

@@ -40,4 +40,12 @@ void mlir::dtc::sharding::registerTrainingShardingRules(
       return rules::blocked(op);
     return rules::elementwise(op);
   });
+  // A pipeline's transfers move whole tensors: every tensor-parallel rank
+  // of a stage sends (and its peer receives) the same value.
+  registry.add<dist::SendOp>([](Operation *op) -> FailureOr<ShardingRule> {
+    return rules::blocked(op);
+  });
+  registry.add<dist::RecvOp>([](Operation *op) -> FailureOr<ShardingRule> {
+    return rules::blocked(op);
+  });
 }

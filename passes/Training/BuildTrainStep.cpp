@@ -850,18 +850,27 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   // micro-batch, say), the same on the sending and the receiving stage, so
   // that dtc compile can check that every stage's sends meet the peer's
   // receives in order.
-  auto recvFrom = [&](Type type, int64_t shift, const Twine &message) -> Value {
+  // The transfers of a micro-batch's activations and their gradients are
+  // marked dtc.micro_batch_transfer: the schedule moves them with their
+  // micro-batch.
+  auto recvFrom = [&](Type type, int64_t shift, const Twine &message,
+                      bool perMicroBatch = true) -> Value {
     auto op = builder.create<dist::RecvOp>(loc, type, meshRef,
                                            builder.getStringAttr("pp"),
                                            builder.getI64IntegerAttr(shift));
     op->setAttr("dtc.message", builder.getStringAttr(message));
+    if (perMicroBatch)
+      op->setAttr("dtc.micro_batch_transfer", builder.getUnitAttr());
     return op.getResult();
   };
-  auto sendTo = [&](Value v, int64_t shift, const Twine &message) {
+  auto sendTo = [&](Value v, int64_t shift, const Twine &message,
+                    bool perMicroBatch = true) {
     auto op = builder.create<dist::SendOp>(loc, v, meshRef,
                                            builder.getStringAttr("pp"),
                                            builder.getI64IntegerAttr(shift));
     op->setAttr("dtc.message", builder.getStringAttr(message));
+    if (perMicroBatch)
+      op->setAttr("dtc.micro_batch_transfer", builder.getUnitAttr());
   };
   auto sumOverStages = [&](Value v) -> Value {
     if (!isStage() || pipelineStages == 1)
@@ -963,13 +972,14 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
       for (int64_t t : users.asArrayRef())
         if (t != pipelineStage)
           sendTo(gradSums[g], t - pipelineStage,
-                 "d" + argString(main, index, kName));
+                 "d" + argString(main, index, kName), false);
       Value total;
       for (int64_t t : users.asArrayRef()) {
         Value part = t == pipelineStage
                          ? gradSums[g]
                          : recvFrom(gradSums[g].getType(), t - pipelineStage,
-                                    "d" + argString(main, index, kName));
+                                    "d" + argString(main, index, kName),
+                                    false);
         total = total ? b.create<dtg::AddOp>(total, part) : part;
       }
       gradSums[g] = total;
@@ -1099,9 +1109,14 @@ LogicalResult BuildTrainStepPass::build() {
       return main.emitError("pipeline stage ")
              << pipelineStage << " of " << pipelineStages << " does not exist";
     // The mesh the stages' transfers and sums run on.
+    // (A tensor-parallel plan declared it already, with its tp.)
     MLIRContext *ctx = &getContext();
-    if (module.lookupSymbol("mesh"))
-      return module.emitError("a pipeline stage declares @mesh itself");
+    int64_t tp = 1;
+    auto existing = module.lookupSymbol<dist::MeshOp>("mesh");
+    if (existing) {
+      tp = existing.getMesh().getAxisSize("tp").value_or(1);
+      existing.erase();
+    }
     OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
     top.create<dist::MeshOp>(
         module.getLoc(), "mesh",
@@ -1109,7 +1124,7 @@ LogicalResult BuildTrainStepPass::build() {
             ctx,
             {dist::MeshAxis{StringAttr::get(ctx, "pp"), pipelineStages},
              dist::MeshAxis{StringAttr::get(ctx, "dp"), meshDp},
-             dist::MeshAxis{StringAttr::get(ctx, "tp"), 1}}));
+             dist::MeshAxis{StringAttr::get(ctx, "tp"), tp}}));
   }
   FailureOr<func::FuncOp> micro = buildMicroStep(main);
   if (failed(micro))
