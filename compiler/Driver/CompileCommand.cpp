@@ -215,26 +215,42 @@ static int compilePipelined(const CompileCommandOptions &cmd,
   if (failed(split.run(module)))
     return 1;
   splitTimer.stop();
-  // Where each ONNX node runs (plan.json's op_stages).
+  // Where each ONNX node runs (plan.json's op_stages): its stage (and
+  // chunk), or every stage that computes its own copy of an op of the
+  // parameters alone (a tied embedding's transpose).
   llvm::json::Array opStages;
   {
-    llvm::StringSet<> seen;
+    SmallVector<std::string> order;
+    llvm::StringMap<SmallVector<int64_t>> stagesOf;
+    llvm::StringMap<int64_t> chunkOf;
     for (func::FuncOp f : module.getOps<func::FuncOp>()) {
       auto stage = f->getAttrOfType<IntegerAttr>(pipeline::kStage);
       if (!stage)
         continue;
       f.walk([&](Operation *op) {
         auto name = op->getLoc()->findInstanceOf<NameLoc>();
-        if (!name || op == f.getOperation() ||
-            !seen.insert(name.getName().getValue()).second)
+        if (!name || op == f.getOperation())
           return;
-        auto chunk = op->getAttrOfType<IntegerAttr>(pipeline::kChunk);
-        llvm::json::Object entry{{"onnx_node", name.getName().getValue()},
-                                 {"stage", stage.getInt()}};
-        if (chunk)
-          entry["chunk"] = chunk.getInt();
-        opStages.push_back(std::move(entry));
+        StringRef node = name.getName().getValue();
+        auto [it, inserted] = stagesOf.try_emplace(node);
+        if (inserted)
+          order.push_back(node.str());
+        if (!llvm::is_contained(it->second, stage.getInt()))
+          it->second.push_back(stage.getInt());
+        if (auto chunk = op->getAttrOfType<IntegerAttr>(pipeline::kChunk))
+          chunkOf[node] = chunk.getInt();
       });
+    }
+    for (const std::string &node : order) {
+      ArrayRef<int64_t> stages = stagesOf[node];
+      llvm::json::Object entry{{"onnx_node", node}};
+      if (stages.size() == 1)
+        entry["stage"] = stages.front();
+      else
+        entry["stages"] = llvm::json::Array(stages);
+      if (auto it = chunkOf.find(node); it != chunkOf.end())
+        entry["chunk"] = it->second;
+      opStages.push_back(std::move(entry));
     }
   }
 
@@ -423,6 +439,10 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (cmd.virtualStages != 0 && schedule != "interleaved")
     return reportError("--virtual-stages applies to --schedule interleaved "
                        "only");
+  if (pp > 1 && cmd.precision.precision == "fp16")
+    return reportError("--precision fp16 with pp=" + Twine(pp) +
+                       ": loss scaling across pipeline stages is not "
+                       "available yet; use --precision bf16");
   int64_t virtualStages = 1;
   if (schedule == "interleaved") {
     if (cmd.virtualStages < 2)

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -362,9 +363,66 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   SmallVector<Value> wrt;
   for (unsigned i : low)
     wrt.push_back(body.getArgument(i));
+  // A pipeline stage's step (dtc-build-train-step's pipeline-stage): its
+  // backward also starts from the next stage's gradients of its results
+  // (role activation, cotangent arguments in their order), and returns the
+  // gradients of its received activations (role activation_grad).
+  auto roleOfResult = [&](unsigned i) {
+    auto role = micro.getResultAttrOfType<StringAttr>(i, kRole);
+    return role ? role.getValue() : StringRef();
+  };
+  auto roleOfArg = [&](unsigned i) {
+    auto role = micro.getArgAttrOfType<StringAttr>(i, kRole);
+    return role ? role.getValue() : StringRef();
+  };
+  SmallVector<unsigned> activationGradResults;
+  for (unsigned i = 0; i < results.size(); ++i)
+    if (roleOfResult(i) == "activation_grad")
+      activationGradResults.push_back(i);
+  if (!activationGradResults.empty() || llvm::any_of(
+          llvm::seq<unsigned>(0, body.getNumArguments()),
+          [&](unsigned i) { return roleOfArg(i) == "cotangent"; })) {
+    for (unsigned i = 0; i < body.getNumArguments(); ++i)
+      if (roleOfArg(i) == "activation" &&
+          isDifferentiable(body.getArgument(i).getType()))
+        wrt.push_back(body.getArgument(i));
+    SmallVector<Value> cotangents;
+    for (unsigned i = 0; i < body.getNumArguments(); ++i)
+      if (roleOfArg(i) == "cotangent")
+        cotangents.push_back(body.getArgument(i));
+    unsigned next = 0;
+    Value total = b.castTo(sum, f32);
+    for (unsigned i = 0; i < results.size(); ++i) {
+      if (roleOfResult(i) != "activation" ||
+          !isDifferentiable(results[i].getType()))
+        continue;
+      if (next >= cotangents.size())
+        return micro.emitError("@micro_step has fewer cotangent arguments "
+                               "than float results of role activation");
+      Value out = b.castTo(results[i], f32);
+      Value ct = b.castTo(cotangents[next++], f32);
+      auto type = cast<RankedTensorType>(out.getType());
+      SmallVector<int64_t> axes =
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+      total = b.create<dtg::AddOp>(
+          total, b.create<dtg::ReduceSumOp>(b.create<dtg::MulOp>(out, ct),
+                                            axes, false));
+    }
+    if (seed)
+      return micro.emitError("fp16 loss scaling of a pipeline stage's step "
+                             "is not supported");
+    sum = total;
+  }
   FailureOr<SmallVector<Value>> grads = buildGradients(micro, sum, seed, wrt);
   if (failed(grads))
     return failure();
+  if (wrt.size() - low.size() != activationGradResults.size())
+    return micro.emitError("@micro_step returns ")
+           << activationGradResults.size()
+           << " gradients of activations, expected "
+           << wrt.size() - low.size();
+  for (auto [k, i] : llvm::enumerate(activationGradResults))
+    results[i] = (*grads)[low.size() + k];
   builder.setInsertionPoint(body.getTerminator());
   SmallVector<Value> newResults;
   for (auto [k, v] : llvm::enumerate(results)) {
@@ -376,12 +434,30 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
       if (inverse)
         r = b.create<dtg::MulOp>(r, b.castTo(inverse, elementTypeOf(r)));
     }
-    newResults.push_back(
-        b.castTo(r, cast<RankedTensorType>(resultTypes[k]).getElementType()));
+    Value typed =
+        b.castTo(r, cast<RankedTensorType>(resultTypes[k]).getElementType());
+    // A forward result's cast (a stage's activation sent on, the new
+    // running statistics) is forward work.
+    bool isGradient = (k >= 2 && k < 2 + numGrads) ||
+                      llvm::is_contained(activationGradResults, unsigned(k));
+    if (!isGradient && typed != r)
+      if (Operation *def = typed.getDefiningOp();
+          def && !llvm::any_of(def->getOperands(), [&](Value o) {
+            Operation *d = o.getDefiningOp();
+            return d && d->getBlock() == &body && !forward.contains(d);
+          }))
+        forward.insert(def);
+    newResults.push_back(typed);
   }
   Operation *temporary = body.getTerminator();
   builder.create<func::ReturnOp>(loc, newResults);
   temporary->erase();
+  // (What only seeded the sweep, a stage's products with its cotangents,
+  // is read by nothing now.)
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (!forward.contains(&op) && op.use_empty() &&
+        !op.hasTrait<OpTrait::IsTerminator>() && isMemoryEffectFree(&op))
+      op.erase();
   for (Operation &op : body.without_terminator())
     if (!forward.contains(&op))
       op.setAttr(kBackward, UnitAttr::get(ctx));
