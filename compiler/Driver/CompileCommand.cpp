@@ -30,9 +30,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
-#include <tuple>
-#include <map>
 #include <deque>
+#include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -122,9 +122,9 @@ static LogicalResult verifyTransfers(ArrayRef<ModuleOp> stages) {
           if (line.empty())
             break;
           if (line.front() != t.message) {
-            reportError("internal: pipeline stage " + Twine(s) +
-                        " receives '" + t.message + "' where stage " +
-                        Twine(peer) + " sends '" + line.front() + "'");
+            reportError("internal: pipeline stage " + Twine(s) + " receives '" +
+                        t.message + "' where stage " + Twine(peer) +
+                        " sends '" + line.front() + "'");
             return failure();
           }
           line.pop_front();
@@ -135,8 +135,10 @@ static LogicalResult verifyTransfers(ArrayRef<ModuleOp> stages) {
   }
   for (int64_t s = 0; s < pp; ++s)
     if (at[s] < program[s].size()) {
-      reportError("internal: pipeline stage " + Twine(s) + " would wait "
-                  "forever for '" + program[s][at[s]].message + "'");
+      reportError("internal: pipeline stage " + Twine(s) +
+                  " would wait "
+                  "forever for '" +
+                  program[s][at[s]].message + "'");
       return failure();
     }
   return success();
@@ -194,17 +196,16 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   merged["flops_per_step"] = flops;
   merged["flops_per_step_all"] = flopsAll;
   merged["parameters_total"] = parameters;
-  merged["kernels"] = Object{{"before_fusion", before}, {"after_fusion", after}};
+  merged["kernels"] =
+      Object{{"before_fusion", before}, {"after_fusion", after}};
   return merged;
 }
 
-static int compilePipelined(const CompileCommandOptions &cmd,
-                                ModuleOp module, int64_t dp, int64_t tp,
-                                int64_t pp,
-                                int64_t microBatches, StringRef schedule,
-                                int64_t virtualStages,
-                                const DeviceProfile &profile,
-                                TimingScope &root) {
+static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
+                            int64_t dp, int64_t tp, int64_t pp,
+                            int64_t microBatches, StringRef schedule,
+                            int64_t virtualStages, const DeviceProfile &profile,
+                            TimingScope &root) {
   MLIRContext *context = module.getContext();
   TimingScope splitTimer = root.nest("pipeline stages");
   PassManager split(context);
@@ -417,8 +418,7 @@ static int compilePipelined(const CompileCommandOptions &cmd,
                        ? " with " + std::to_string(virtualStages) +
                              " virtual stages"
                        : std::string())
-               << ", largest arena "
-               << arenaBytes << " bytes)\n";
+               << ", largest arena " << arenaBytes << " bytes)\n";
   return 0;
 }
 
@@ -558,8 +558,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
                        "(--mesh " +
                        cmd.mesh + " has none)");
   if (pp > 1)
-    return compilePipelined(cmd, **module, dp, tp, pp, local / micro,
-                            schedule, virtualStages, *profile, root);
+    return compilePipelined(cmd, **module, dp, tp, pp, local / micro, schedule,
+                            virtualStages, *profile, root);
   if (tp > 1) {
     // Megatron's splits of the linear layers, as the seeds of propagation.
     PassManager plan(&context);

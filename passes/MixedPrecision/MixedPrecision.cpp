@@ -15,10 +15,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
@@ -379,9 +379,9 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   for (unsigned i = 0; i < results.size(); ++i)
     if (roleOfResult(i) == "activation_grad")
       activationGradResults.push_back(i);
-  if (!activationGradResults.empty() || llvm::any_of(
-          llvm::seq<unsigned>(0, body.getNumArguments()),
-          [&](unsigned i) { return roleOfArg(i) == "cotangent"; })) {
+  if (!activationGradResults.empty() ||
+      llvm::any_of(llvm::seq<unsigned>(0, body.getNumArguments()),
+                   [&](unsigned i) { return roleOfArg(i) == "cotangent"; })) {
     for (unsigned i = 0; i < body.getNumArguments(); ++i)
       if (roleOfArg(i) == "activation" &&
           isDifferentiable(body.getArgument(i).getType()))
@@ -405,8 +405,8 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
       SmallVector<int64_t> axes =
           llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
       total = b.create<dtg::AddOp>(
-          total, b.create<dtg::ReduceSumOp>(b.create<dtg::MulOp>(out, ct),
-                                            axes, false));
+          total, b.create<dtg::ReduceSumOp>(b.create<dtg::MulOp>(out, ct), axes,
+                                            false));
     }
     if (seed)
       return micro.emitError("fp16 loss scaling of a pipeline stage's step "
@@ -419,8 +419,7 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   if (wrt.size() - low.size() != activationGradResults.size())
     return micro.emitError("@micro_step returns ")
            << activationGradResults.size()
-           << " gradients of activations, expected "
-           << wrt.size() - low.size();
+           << " gradients of activations, expected " << wrt.size() - low.size();
   for (auto [k, i] : llvm::enumerate(activationGradResults))
     results[i] = (*grads)[low.size() + k];
   builder.setInsertionPoint(body.getTerminator());

@@ -1,4 +1,5 @@
-//===- Passes.h - pipeline parallelism -----------------------------*- C++ -*-===//
+//===- Passes.h - pipeline parallelism -----------------------------*- C++
+//-*-===//
 
 #ifndef DTC_PASSES_PIPELINE_PASSES_H
 #define DTC_PASSES_PIPELINE_PASSES_H

@@ -45,8 +45,8 @@ constexpr int64_t kFree = -1;
 /// virtual stages): ops that read one another's values, or a chunk's
 /// activation or cotangent arguments, are one chunk's; a chunk is known
 /// from the forward ops dtc-split-stages marked (dtc.chunk).
-FailureOr<llvm::DenseMap<Operation *, int64_t>>
-chunkOfOps(func::FuncOp micro, int64_t chunks) {
+FailureOr<llvm::DenseMap<Operation *, int64_t>> chunkOfOps(func::FuncOp micro,
+                                                           int64_t chunks) {
   Block &body = micro.getBody().front();
   llvm::DenseMap<Operation *, int64_t> chunkOf;
   SmallVector<Operation *> ops;
@@ -99,8 +99,7 @@ chunkOfOps(func::FuncOp micro, int64_t chunks) {
   }
   auto isFree = [&](Operation *op) { return free.contains(op); };
   for (auto [i, op] : llvm::enumerate(ops)) {
-    if (auto c = op->getAttrOfType<IntegerAttr>("dtc.chunk");
-        c && !isFree(op))
+    if (auto c = op->getAttrOfType<IntegerAttr>("dtc.chunk"); c && !isFree(op))
       tag[i] = c.getInt();
     op->walk([&](Operation *inner) {
       for (Value v : inner->getOperands()) {
@@ -131,8 +130,8 @@ chunkOfOps(func::FuncOp micro, int64_t chunks) {
       }
       return mlir::emitError(where, "model chunks ")
              << it->second << " and " << tag[i]
-             << " of this stage share values (" << what
-             << " of chunk " << tag[i]
+             << " of this stage share values (" << what << " of chunk "
+             << tag[i]
              << " is connected to the other's; a parameter both read, "
                 "whose gradients are summed, say): the interleaved "
                 "schedule runs them separately; use --schedule 1f1b";
@@ -140,9 +139,7 @@ chunkOfOps(func::FuncOp micro, int64_t chunks) {
   }
   for (auto [i, op] : llvm::enumerate(ops)) {
     auto it = chunkOfSet.find(find(unsigned(i)));
-    chunkOf[op] = isFree(op)               ? kFree
-                  : it == chunkOfSet.end() ? 0
-                                           : it->second;
+    chunkOf[op] = isFree(op) ? kFree : it == chunkOfSet.end() ? 0 : it->second;
   }
   return chunkOf;
 }
@@ -150,10 +147,10 @@ chunkOfOps(func::FuncOp micro, int64_t chunks) {
 /// Cuts chunk `chunk` of @micro_step (the ops `chunkOf` gives it; its
 /// results those `owned` marks) into a forward and a backward function,
 /// named with `suffix`.
-FailureOr<Halves> splitMicroStep(func::FuncOp micro,
-                                 const llvm::DenseMap<Operation *, int64_t> &chunkOf,
-                                 int64_t chunk, ArrayRef<bool> owned,
-                                 StringRef suffix) {
+FailureOr<Halves>
+splitMicroStep(func::FuncOp micro,
+               const llvm::DenseMap<Operation *, int64_t> &chunkOf,
+               int64_t chunk, ArrayRef<bool> owned, StringRef suffix) {
   MLIRContext *ctx = micro.getContext();
   Block &body = micro.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -200,10 +197,10 @@ FailureOr<Halves> splitMicroStep(func::FuncOp micro,
   for (Operation &op : body.without_terminator()) {
     if (!inChunk(&op))
       continue;
-    bool isBackward = op.hasAttr(kBackward) ||
-                      llvm::any_of(op.getOperands(), [&](Value v) {
-                        return backwardValues.contains(v);
-                      });
+    bool isBackward =
+        op.hasAttr(kBackward) || llvm::any_of(op.getOperands(), [&](Value v) {
+          return backwardValues.contains(v);
+        });
     if (!isBackward)
       continue;
     backward.insert(&op);
@@ -265,8 +262,9 @@ FailureOr<Halves> splitMicroStep(func::FuncOp micro,
 
   OpBuilder top(micro);
   auto roleAttrs = [&](StringRef role) {
-    return DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx, kRole),
-                                                    StringAttr::get(ctx, role))});
+    return DictionaryAttr::get(ctx,
+                               {NamedAttribute(StringAttr::get(ctx, kRole),
+                                               StringAttr::get(ctx, role))});
   };
 
   // @micro_forward: the arguments its ops read (or it returns); the
@@ -308,7 +306,8 @@ FailureOr<Halves> splitMicroStep(func::FuncOp micro,
         cloneInto(b, op, map);
     for (unsigned i : h.forwardResults)
       if (Operation *def = ret.getOperand(i).getDefiningOp();
-          def && chunkOf.lookup(def) == kFree && !map.contains(def->getResult(0)))
+          def && chunkOf.lookup(def) == kFree &&
+          !map.contains(def->getResult(0)))
         cloneInto(b, *def, map);
     SmallVector<Value> results;
     SmallVector<DictionaryAttr> outAttrs;
@@ -425,8 +424,7 @@ void SchedulePipelinePass::runOnOperation() {
     return signalPassFailure();
   // Each result belongs to the chunk that computes it (an argument
   // returned as is, to the first).
-  auto microRet =
-      cast<func::ReturnOp>(micro.getBody().front().getTerminator());
+  auto microRet = cast<func::ReturnOp>(micro.getBody().front().getTerminator());
   std::vector<Halves> halves;
   for (int64_t c = 0; c < chunks; ++c) {
     SmallVector<bool> owned;
@@ -485,10 +483,10 @@ void SchedulePipelinePass::runOnOperation() {
       int64_t k = (i / (stages * chunks)) * stages + i % stages;
       return {forward ? 0 : 1, forward ? c : chunks - 1 - c, k};
     };
-    int64_t warm = m == stages
-                       ? total
-                       : std::min(total, (stages - stage - 1) * 2 +
-                                             (chunks - 1) * stages);
+    int64_t warm =
+        m == stages
+            ? total
+            : std::min(total, (stages - stage - 1) * 2 + (chunks - 1) * stages);
     for (int64_t i = 0; i < warm; ++i)
       order.push_back(unit(i, true));
     for (int64_t i = 0; i < total - warm; ++i) {
@@ -511,16 +509,16 @@ void SchedulePipelinePass::runOnOperation() {
       SmallVector<Value> forwardOperands;
       for (unsigned i : h.forwardArgs)
         forwardOperands.push_back(call.getOperand(i));
-      auto f = b.create<func::CallOp>(call.getLoc(), h.forward,
-                                      forwardOperands);
+      auto f =
+          b.create<func::CallOp>(call.getLoc(), h.forward, forwardOperands);
       SmallVector<Value> backwardOperands;
       for (unsigned i : h.backwardArgs)
         backwardOperands.push_back(call.getOperand(i));
       unsigned numForward = h.forwardResults.size();
       for (unsigned s = 0; s < h.numSaved; ++s)
         backwardOperands.push_back(f.getResult(numForward + s));
-      auto bw = b.create<func::CallOp>(call.getLoc(), h.backward,
-                                       backwardOperands);
+      auto bw =
+          b.create<func::CallOp>(call.getLoc(), h.backward, backwardOperands);
       for (auto [j, r] : llvm::enumerate(h.forwardResults))
         call.getResult(r).replaceAllUsesWith(f.getResult(j));
       for (auto [j, r] : llvm::enumerate(h.backwardResults))

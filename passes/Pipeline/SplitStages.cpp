@@ -147,8 +147,8 @@ void SplitStagesPass::runOnOperation() {
                           : std::string())
                   << " asks for more pipeline stages than the model allows: "
                   << "it has " << working
-                  << " ops that compute on the data, and each of the "
-                  << chunks << " stages needs at least one"),
+                  << " ops that compute on the data, and each of the " << chunks
+                  << " stages needs at least one"),
            signalPassFailure();
 
   // Bytes crossing a cut at each position: a value defined by cut op d and
@@ -161,9 +161,9 @@ void SplitStagesPass::runOnOperation() {
     for (Value r : op->getResults()) {
       size_t last = d;
       for (Operation *user : r.getUsers())
-        last = std::max(last, user == ret.getOperation()
-                                  ? cut.size()
-                                  : position.lookup(user));
+        last =
+            std::max(last, user == ret.getOperation() ? cut.size()
+                                                      : position.lookup(user));
       if (last > d) {
         delta[d + 1] += bytesOf(r);
         delta[last + 1] -= bytesOf(r);
@@ -233,12 +233,11 @@ void SplitStagesPass::runOnOperation() {
         need(v);
     llvm::SetVector<unsigned> args;
     auto useArg = [&](Value v) {
-      if (auto arg = dyn_cast<BlockArgument>(v);
-          arg && arg.getOwner() == &body)
+      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body)
         args.insert(arg.getArgNumber());
     };
-    for (Operation *op : llvm::concat<Operation *const>(needed.getArrayRef(),
-                                                         ArrayRef(own)))
+    for (Operation *op :
+         llvm::concat<Operation *const>(needed.getArrayRef(), ArrayRef(own)))
       for (Value v : op->getOperands())
         useArg(v);
     if (s == chunks - 1) {

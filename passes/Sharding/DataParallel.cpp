@@ -662,8 +662,8 @@ void PartitionDataParallelPass::runOnOperation() {
   if (auto existing = module.lookupSymbol<dist::MeshOp>(sharding::kMeshName)) {
     if (existing.getMesh().getAxisSize("dp") != std::optional<int64_t>(dp))
       return (void)(existing.emitError("the module's mesh ")
-                    << existing.getMesh() << " does not have dp="
-                    << int64_t(dp)),
+                    << existing.getMesh()
+                    << " does not have dp=" << int64_t(dp)),
              signalPassFailure();
   } else {
     top.create<dist::MeshOp>(module.getLoc(), sharding::kMeshName, meshAttr);

@@ -368,9 +368,9 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
   Block &body = micro.getBody().front();
   // A stage before the last has no loss: its backward starts from the
   // gradients of its results, which the next stage sends (cotangents).
-  FailureOr<Value> lossValue =
-      isStage() && !isLastStage() ? FailureOr<Value>(Value())
-                                  : findLoss(micro, loc);
+  FailureOr<Value> lossValue = isStage() && !isLastStage()
+                                   ? FailureOr<Value>(Value())
+                                   : findLoss(micro, loc);
   if (failed(lossValue))
     return failure();
 
@@ -440,7 +440,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
       if (resultString(micro, unsigned(i), kRole) != "activation")
         continue;
       activationOut.push_back(out);
-      activationOutNames.push_back(resultString(micro, unsigned(i), kName).str());
+      activationOutNames.push_back(
+          resultString(micro, unsigned(i), kName).str());
       auto type = tensorType(out);
       if (!isDifferentiable(type))
         continue;
@@ -465,8 +466,8 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
          op != ret.getOperation(); op = op->getNextNode())
       seedOps.push_back(op);
     if (dots)
-      seedLoss = seedLoss ? b.create<dtg::AddOp>(b.castTo(seedLoss, f32), dots)
-                          : dots;
+      seedLoss =
+          seedLoss ? b.create<dtg::AddOp>(b.castTo(seedLoss, f32), dots) : dots;
   }
   if (!seedLoss)
     return emitError(loc, "pipeline stage ")
@@ -900,9 +901,9 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         continue;
       }
       if (argString(main, i, kRole) == "activation") {
-        operands.push_back(recvFrom(main.getArgument(i).getType(), -1,
-                                    argString(main, i, kName) + "@" +
-                                        Twine(k)));
+        operands.push_back(
+            recvFrom(main.getArgument(i).getType(), -1,
+                     argString(main, i, kName) + "@" + Twine(k)));
         continue;
       }
       Value full = batch[llvm::find(inputs, i) - inputs.begin()];
@@ -978,8 +979,7 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         Value part = t == pipelineStage
                          ? gradSums[g]
                          : recvFrom(gradSums[g].getType(), t - pipelineStage,
-                                    "d" + argString(main, index, kName),
-                                    false);
+                                    "d" + argString(main, index, kName), false);
         total = total ? b.create<dtg::AddOp>(total, part) : part;
       }
       gradSums[g] = total;
@@ -1121,10 +1121,9 @@ LogicalResult BuildTrainStepPass::build() {
     top.create<dist::MeshOp>(
         module.getLoc(), "mesh",
         dist::MeshAttr::get(
-            ctx,
-            {dist::MeshAxis{StringAttr::get(ctx, "pp"), pipelineStages},
-             dist::MeshAxis{StringAttr::get(ctx, "dp"), meshDp},
-             dist::MeshAxis{StringAttr::get(ctx, "tp"), tp}}));
+            ctx, {dist::MeshAxis{StringAttr::get(ctx, "pp"), pipelineStages},
+                  dist::MeshAxis{StringAttr::get(ctx, "dp"), meshDp},
+                  dist::MeshAxis{StringAttr::get(ctx, "tp"), tp}}));
   }
   FailureOr<func::FuncOp> micro = buildMicroStep(main);
   if (failed(micro))
@@ -1132,9 +1131,8 @@ LogicalResult BuildTrainStepPass::build() {
   if (failed(buildTrainStep(main, *micro)))
     return failure();
   // (A pipeline's eval step would be pipelined too: not built yet.)
-  if (!isStage() &&
-      failed(
-          buildEvalStep(main, module.lookupSymbol<func::FuncOp>("train_step"))))
+  if (!isStage() && failed(buildEvalStep(
+                        main, module.lookupSymbol<func::FuncOp>("train_step"))))
     return failure();
   // Batch sizes, for the runtime's descriptors and the plan.
   Builder b(&getContext());

@@ -27,8 +27,8 @@ public:
                 std::string &error) override;
   bool post(int to, int stream, const void *data, size_t bytes,
             std::string &error) override;
-  bool receive(int from, int stream, void *data, size_t bytes,
-               const char *what, std::string &error) override;
+  bool receive(int from, int stream, void *data, size_t bytes, const char *what,
+               std::string &error) override;
   bool flush(std::string &error) override;
 
 private:

@@ -11,7 +11,8 @@ using namespace dtcrt;
 
 namespace {
 struct Timeline {
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
   std::vector<TimelineEntry> entries;
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -

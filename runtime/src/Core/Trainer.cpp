@@ -24,10 +24,10 @@
 #include "runtime/src/Log/Log.h"
 #include "runtime/src/Onnx/SaveOnnx.h"
 
+#include "runtime/src/Core/Timeline.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include "runtime/src/Core/Timeline.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -742,13 +742,12 @@ int Trainer::run(int argc, char **argv) {
   if (model.meshSizes[0] > 1) {
     // What a pipelined run cannot do yet: each needs the whole model, of
     // which this rank holds one stage.
-    const char *flag = !options.checkpointDir.empty() ? "--checkpoint-dir"
-                       : options.resume               ? "--resume"
-                       : !options.saveOnnx.empty()    ? "--save-onnx"
-                       : !options.dumpGradients.empty()
-                           ? "--dump-gradients"
-                       : !options.evalData.empty() ? "--eval-data"
-                                                   : nullptr;
+    const char *flag = !options.checkpointDir.empty()   ? "--checkpoint-dir"
+                       : options.resume                 ? "--resume"
+                       : !options.saveOnnx.empty()      ? "--save-onnx"
+                       : !options.dumpGradients.empty() ? "--dump-gradients"
+                       : !options.evalData.empty()      ? "--eval-data"
+                                                        : nullptr;
     if (flag) {
       error = std::string(flag) + " is not available for a pipelined " +
               "program yet (pp=" + std::to_string(model.meshSizes[0]) +
