@@ -2,10 +2,13 @@
 
 #include "compiler/Target/CPU/CppEmitter.h"
 
+#include "dialects/Dist/IR/DistOps.h"
+
 #include "compiler/Import/ONNX/ONNXImporter.h"
 #include "compiler/Target/CPU/KernelEmitter.h"
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/DTG/Interp/Tensor.h"
+#include "dialects/Dist/IR/DistOps.h"
 #include "passes/Memory/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -400,6 +403,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     std::string label =
         quoted(node.empty() ? op.getName().getStringRef() : StringRef(node));
     os << "  ctx->current_op = " << label << ";\n";
+    os << "  if (ctx->trace) dtcrt_trace_op(ctx, " << label << ", "
+       << quoted(op.getName().getStringRef()) << ", "
+       << (isa<dist::DistDialect>(op.getDialect()) ? 1 : 0) << ");\n";
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto calleeBase = call->getAttrOfType<IntegerAttr>(memory::kCalleeBase);
       if (!calleeBase)

@@ -84,7 +84,16 @@ typedef struct dtcrt_step_ctx {
   /* The runtime's mesh (channels per axis group) for dtcrt_comm_*; null
      for a one-rank run. */
   void *mesh;
+  /* Nonzero under train --trace: generated code calls dtcrt_trace_op
+     before each kernel. */
+  int trace;
 } dtcrt_step_ctx;
+
+/* Tracing (train --trace): kernel `node` (its ONNX node, or the op's name)
+   of op `op` starts now; the kernel before it ends now. `comm` nonzero
+   puts it on the communication track (collectives and transfers). */
+void dtcrt_trace_op(dtcrt_step_ctx *ctx, const char *node, const char *op,
+                    int comm);
 
 /* The generated step: args and results in the order of the descriptors. */
 typedef void (*dtcrt_step_fn)(void *const *args, void *const *results,

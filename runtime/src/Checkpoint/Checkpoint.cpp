@@ -7,6 +7,7 @@
 #include "runtime/src/Data/Npy.h"
 #include "runtime/src/Log/Json.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -69,34 +70,25 @@ static std::string jsonShape(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-bool dtcrt::saveCheckpoint(
-    const std::string &dir, const std::string &modelName, int64_t globalBatch,
-    const CheckpointPosition &position,
-    const std::vector<CheckpointTensor> &tensors,
-    const std::vector<std::pair<std::string, double>> &hyper, std::string &path,
-    std::string &error) {
-  if (!createFolders(dir, error))
-    return false;
-  std::string name = checkpointFolderName(position.step);
-  std::string tmp =
-      joinPath(dir, ".tmp-" + name + "-" + std::to_string(getpid()));
-  auto fail = [&](const std::string &message) {
-    std::string ignored;
-    removeTree(tmp, ignored);
-    error = "checkpoint '" + joinPath(dir, name) + "': " + message;
-    return false;
-  };
-  std::string why;
-  if (!removeTree(tmp, why) || !createFolders(tmp, why))
-    return fail(why);
+static int64_t stepOfFolderName(const std::string &name);
 
-  std::string entries;
+std::string dtcrt::sharedCheckpointTemp(const std::string &dir, int64_t step) {
+  return joinPath(dir, ".tmp-" + checkpointFolderName(step));
+}
+
+bool dtcrt::writeCheckpointTensors(const std::string &tmp,
+                                   const std::string &prefix,
+                                   const std::vector<CheckpointTensor> &tensors,
+                                   std::vector<std::string> &entries,
+                                   std::string &error) {
+  if (!createFolders(tmp, error))
+    return false;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const CheckpointTensor &t = tensors[i];
-    std::string file = tensorFileName(i, t.name);
+    std::string file = prefix + tensorFileName(i, t.name);
     if (!writeNpyFile(joinPath(tmp, file), t.dtype, t.shape, t.data, t.bytes,
-                      why))
-      return fail(why);
+                      error))
+      return false;
     std::vector<int64_t> offsets(t.shape.size(), 0);
     JsonObjectWriter entry;
     entry.str("name", t.name)
@@ -107,8 +99,28 @@ bool dtcrt::saveCheckpoint(
         .raw("offsets", jsonShape(offsets))
         .str("file", file)
         .str("checksum", checksumText(t.data, t.bytes));
-    entries += (i ? ",\n    " : "\n    ") + entry.finish();
+    entries.push_back(entry.finish());
   }
+  return true;
+}
+
+bool dtcrt::finishCheckpoint(
+    const std::string &dir, const std::string &tmp,
+    const std::string &modelName, int64_t globalBatch,
+    const CheckpointPosition &position, const std::vector<std::string> &entries,
+    const std::vector<std::pair<std::string, double>> &hyper, std::string &path,
+    std::string &error) {
+  std::string name = checkpointFolderName(position.step);
+  auto fail = [&](const std::string &message) {
+    std::string ignored;
+    removeTree(tmp, ignored);
+    error = "checkpoint '" + joinPath(dir, name) + "': " + message;
+    return false;
+  };
+  std::string why;
+  std::string list;
+  for (size_t i = 0; i < entries.size(); ++i)
+    list += (i ? ",\n    " : "\n    ") + entries[i];
   JsonObjectWriter hypers;
   for (const auto &h : hyper)
     hypers.num(h.first, h.second);
@@ -120,7 +132,7 @@ bool dtcrt::saveCheckpoint(
       .integer("data_position", position.dataPosition)
       .integer("global_batch", globalBatch)
       .raw("hyperparameters", hypers.finish())
-      .raw("tensors", "[" + entries + "\n  ]");
+      .raw("tensors", "[" + list + "\n  ]");
   std::string text = manifest.finish() + "\n";
   // Written last: a folder with a manifest is complete.
   if (!writeFileDurably(joinPath(tmp, kManifest), text.data(), text.size(),
@@ -147,6 +159,46 @@ bool dtcrt::saveCheckpoint(
     return false;
   }
   path = target;
+  return true;
+}
+
+bool dtcrt::saveCheckpoint(
+    const std::string &dir, const std::string &modelName, int64_t globalBatch,
+    const CheckpointPosition &position,
+    const std::vector<CheckpointTensor> &tensors,
+    const std::vector<std::pair<std::string, double>> &hyper, std::string &path,
+    std::string &error) {
+  if (!createFolders(dir, error))
+    return false;
+  std::string name = checkpointFolderName(position.step);
+  std::string tmp =
+      joinPath(dir, ".tmp-" + name + "-" + std::to_string(getpid()));
+  std::string why;
+  std::vector<std::string> entries;
+  if (!removeTree(tmp, why) ||
+      !writeCheckpointTensors(tmp, "", tensors, entries, why)) {
+    std::string ignored;
+    removeTree(tmp, ignored);
+    error = "checkpoint '" + joinPath(dir, name) + "': " + why;
+    return false;
+  }
+  return finishCheckpoint(dir, tmp, modelName, globalBatch, position, entries,
+                          hyper, path, error);
+}
+
+bool dtcrt::pruneCheckpoints(const std::string &dir, int64_t keep,
+                             std::string &error) {
+  std::vector<std::string> names;
+  if (!listFolder(dir, names, error))
+    return false;
+  std::vector<std::pair<int64_t, std::string>> steps;
+  for (const std::string &name : names)
+    if (int64_t step = stepOfFolderName(name); step >= 0)
+      steps.push_back({step, name});
+  std::sort(steps.begin(), steps.end());
+  for (size_t i = 0; i + size_t(keep) < steps.size(); ++i)
+    if (!removeTree(joinPath(dir, steps[i].second), error))
+      return false;
   return true;
 }
 
@@ -206,7 +258,8 @@ static bool stringMember(const JsonValue &object, const char *key,
 
 bool dtcrt::loadCheckpoint(const std::string &path,
                            const std::vector<CheckpointTensor> &tensors,
-                           CheckpointPosition &position, std::string &error) {
+                           CheckpointPosition &position, std::string &error,
+                           bool others) {
   std::string manifestPath = joinPath(path, kManifest);
   auto fail = [&](const std::string &message) {
     error = "checkpoint '" + path + "': " + message;
@@ -254,6 +307,8 @@ bool dtcrt::loadCheckpoint(const std::string &path,
     while (index < tensors.size() &&
            (tensors[index].name != name || tensors[index].role != role))
       ++index;
+    if (index == tensors.size() && others)
+      continue; // another pipeline stage's
     if (index == tensors.size())
       return fail("it holds " + role + " '" + name +
                   "', which this model does not have (was it written by "

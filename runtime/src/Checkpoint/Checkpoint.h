@@ -64,6 +64,25 @@ bool saveCheckpoint(const std::string &dir, const std::string &modelName,
                     const std::vector<std::pair<std::string, double>> &hyper,
                     std::string &path, std::string &error);
 
+/// A pipeline's checkpoint is written by several ranks: each stage's first
+/// rank writes its tensors into the shared temporary folder of the step
+/// (writeCheckpointTensors, file names prefixed by its stage) and sends the
+/// manifest entries it gets to the first rank, which writes the manifest
+/// and renames the folder into place (finishCheckpoint).
+std::string sharedCheckpointTemp(const std::string &dir, int64_t step);
+bool writeCheckpointTensors(const std::string &tmp, const std::string &prefix,
+                            const std::vector<CheckpointTensor> &tensors,
+                            std::vector<std::string> &entries,
+                            std::string &error);
+bool finishCheckpoint(const std::string &dir, const std::string &tmp,
+                      const std::string &modelName, int64_t globalBatch,
+                      const CheckpointPosition &position,
+                      const std::vector<std::string> &entries,
+                      const std::vector<std::pair<std::string, double>> &hyper,
+                      std::string &path, std::string &error);
+/// Removes all but the newest `keep` step-* folders of `dir`.
+bool pruneCheckpoints(const std::string &dir, int64_t keep, std::string &error);
+
 /// The newest complete checkpoint in `dir` (the highest step-* folder with a
 /// manifest); false with `error` if there is none.
 bool findNewestCheckpoint(const std::string &dir, std::string &path,
@@ -71,10 +90,12 @@ bool findNewestCheckpoint(const std::string &dir, std::string &path,
 
 /// Loads the checkpoint folder `path` into `tensors`: every one must be in
 /// it with the same name, role, dtype and shape, its checksum must match,
-/// and it must hold no other tensor.
+/// and it must hold no other tensor unless `others` (a pipeline stage
+/// loads its own of a whole model's).
 bool loadCheckpoint(const std::string &path,
                     const std::vector<CheckpointTensor> &tensors,
-                    CheckpointPosition &position, std::string &error);
+                    CheckpointPosition &position, std::string &error,
+                    bool others = false);
 
 } // namespace dtcrt
 

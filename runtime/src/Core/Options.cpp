@@ -195,9 +195,14 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
       if (!takeValue() ||
           !countValue(flag, value, 1, out.checkpointEvery, error))
         return false;
+    } else if (flag == "--keep-checkpoints") {
+      if (!takeValue() ||
+          !countValue(flag, value, 1, out.keepCheckpoints, error))
+        return false;
     } else if (flag == "--log-jsonl" || flag == "--checkpoint-dir" ||
                flag == "--save-onnx" || flag == "--weights" ||
-               flag == "--dump-gradients" || flag == "--rank-report") {
+               flag == "--dump-gradients" || flag == "--rank-report" ||
+               flag == "--trace") {
       if (!takeValue())
         return false;
       if (value.empty()) {
@@ -209,6 +214,7 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
        : flag == "--save-onnx"      ? out.saveOnnx
        : flag == "--weights"        ? out.weights
        : flag == "--rank-report"    ? out.rankReport
+       : flag == "--trace"          ? out.trace
                                     : out.dumpGradients) = value;
     } else if (flag == "--resume") {
       if (!noValue())
@@ -277,6 +283,10 @@ bool dtcrt::parseTrainOptions(int argc, const char *const *argv,
     error = "--eval-every needs --eval-data";
     return false;
   }
+  if (out.keepCheckpoints > 0 && out.checkpointDir.empty()) {
+    error = "--keep-checkpoints needs --checkpoint-dir DIR";
+    return false;
+  }
   if (out.checkpointEvery > 0 && out.checkpointDir.empty()) {
     error = "--checkpoint-every needs --checkpoint-dir";
     return false;
@@ -332,6 +342,7 @@ std::string dtcrt::trainUsage(const ModelInfo &model) {
       "  --checkpoint-dir DIR      save DIR/step-NNNNNNNN/ (.npy per tensor +\n"
       "                            manifest.json) at the end of training\n"
       "  --checkpoint-every N      ... and every N steps\n"
+      "  --keep-checkpoints N      keep only the newest N checkpoints\n"
       "  --resume                  continue from the newest checkpoint in DIR\n"
       "  --save-onnx FILE          write the model.onnx next to this program\n"
       "                            with the trained weights\n"
@@ -340,6 +351,12 @@ std::string dtcrt::trainUsage(const ModelInfo &model) {
       "  --guard                   check after every kernel that no arena "
       "byte\n"
       "                            outside a live buffer changed (slow)\n"
+      "  --trace FILE              a Chrome/Perfetto trace of every step:\n"
+      "                            kernels (ONNX node, op), collectives and\n"
+      "                            transfers, pipeline forwards/backwards on\n"
+      "                            tracks of their own; rank N of a run of\n"
+      "                            several writes FILE with .rankN before its\n"
+      "                            extension\n"
       "  --rank-report DIR         each rank writes DIR/rank-N.json: bytes\n"
       "                            sent per step per mesh axis, memory peak\n";
   bool hasGradients = false;

@@ -47,6 +47,8 @@ struct TrainOptions {
   std::string logJsonl;
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
+  /// --keep-checkpoints: the newest N step folders stay (0: all).
+  int64_t keepCheckpoints = 0;
   bool resume = false;
   std::string saveOnnx;
   std::string weights;
@@ -59,6 +61,9 @@ struct TrainOptions {
   /// group and its memory high-water mark (measured, to hold plan.json
   /// against).
   std::string rankReport;
+  /// Chrome trace file (--trace); each rank of a run of several writes its
+  /// own (FILE with .rankN before the extension).
+  std::string trace;
   std::vector<HyperOverride> hyper;
 };
 

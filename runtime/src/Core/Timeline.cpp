@@ -6,14 +6,54 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <string>
 
 using namespace dtcrt;
 
 namespace {
+/// One event of a trace: `name` (an ONNX node or op), `op`, its track and
+/// its start and duration in microseconds of the monotonic clock.
+struct TraceEvent {
+  const char *name;
+  const char *op;
+  int track;
+  double start, duration;
+};
+
+/// At most this many events are kept (about 64 MiB of them); the rest of a
+/// long run is dropped, and the trace says so.
+constexpr size_t kMaxTraceEvents = size_t(1) << 21;
+
 struct Timeline {
   std::chrono::steady_clock::time_point start =
       std::chrono::steady_clock::now();
   std::vector<TimelineEntry> entries;
+  bool tracing = false;
+  std::vector<TraceEvent> events;
+  /// The kernel event still open (-1: none), and events not kept.
+  long open = -1;
+  size_t dropped = 0;
+  static double micros() {
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void close(double now) {
+    if (open >= 0)
+      events[size_t(open)].duration = now - events[size_t(open)].start;
+    open = -1;
+  }
+  void add(const char *name, const char *op, int track, double now,
+           bool keepOpen) {
+    if (events.size() >= kMaxTraceEvents) {
+      ++dropped;
+      return;
+    }
+    events.push_back({name, op, track, now, 0});
+    if (keepOpen)
+      open = long(events.size()) - 1;
+  }
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          start)
@@ -62,10 +102,100 @@ std::string dtcrt::timelineJson() {
   return out + "]";
 }
 
+void dtcrt::traceEnable() { timeline().tracing = true; }
+
+void dtcrt::traceEndStep() {
+  Timeline &t = timeline();
+  if (t.tracing)
+    t.close(Timeline::micros());
+}
+
+/// `text` as a JSON string literal.
+static std::string quote(const char *text) {
+  std::string out = "\"";
+  for (const char *c = text ? text : ""; *c; ++c) {
+    if (*c == '"' || *c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(*c) < 0x20)
+      continue;
+    out += *c;
+  }
+  return out + "\"";
+}
+
+bool dtcrt::writeTrace(const std::string &path, int rank, std::string &error) {
+  Timeline &t = timeline();
+  std::FILE *f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    error = "--trace: cannot write '" + path + "'";
+    return false;
+  }
+  static const char *const tracks[] = {"kernels", "communication",
+                                       "pipeline schedule"};
+  std::fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+  std::fprintf(f,
+               "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
+               "\"args\": {\"name\": \"rank %d\"}}",
+               rank, rank);
+  for (int track = 0; track < 3; ++track)
+    std::fprintf(f,
+                 ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "
+                 "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+                 rank, track, tracks[track]);
+  for (const TraceEvent &e : t.events)
+    std::fprintf(f,
+                 ",\n{\"name\": %s, \"cat\": \"%s\", \"ph\": \"X\", "
+                 "\"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
+                 "\"args\": {\"op\": %s}}",
+                 quote(e.name).c_str(), tracks[e.track], rank, e.track, e.start,
+                 e.duration, quote(e.op).c_str());
+  std::fprintf(f, "\n], \"otherData\": {\"dropped_events\": %zu}}\n",
+               t.dropped);
+  if (std::fclose(f) != 0) {
+    error = "--trace: cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+extern "C" void dtcrt_trace_op(dtcrt_step_ctx *, const char *node,
+                               const char *op, int comm) {
+  Timeline &t = timeline();
+  double now = Timeline::micros();
+  t.close(now);
+  t.add(node, op, comm ? 1 : 0, now, true);
+}
+
+/// Labels of the pipeline's forwards and backwards ("F3", "B0.1"), kept
+/// for the trace's life.
+static const char *unitLabel(int kind, int micro, int chunk) {
+  static std::vector<std::unique_ptr<std::string>> labels;
+  std::string text = std::string(kind == 0 ? "F" : "B") +
+                     std::to_string(micro) +
+                     (chunk ? "." + std::to_string(chunk) : std::string());
+  for (const auto &l : labels)
+    if (*l == text)
+      return l->c_str();
+  labels.push_back(std::make_unique<std::string>(text));
+  return labels.back()->c_str();
+}
+
 extern "C" void dtcrt_pipeline_mark(dtcrt_step_ctx *, int kind, int micro,
                                     int chunk, int begin) {
   Timeline &t = timeline();
   double now = t.seconds();
+  if (t.tracing) {
+    double us = Timeline::micros();
+    if (begin)
+      t.add(unitLabel(kind, micro, chunk), kind == 0 ? "forward" : "backward",
+            2, us, false);
+    else
+      for (auto it = t.events.rbegin(); it != t.events.rend(); ++it)
+        if (it->track == 2) {
+          it->duration = us - it->start;
+          break;
+        }
+  }
   if (begin) {
     TimelineEntry e;
     e.kind = kind;

@@ -36,6 +36,15 @@ double timelineStepSeconds();
 /// The records as a JSON array ("F0", "B3" labels with begin/end seconds).
 std::string timelineJson();
 
+/// Tracing (train --trace): records every kernel from here on.
+void traceEnable();
+/// Ends the kernel event left open at the end of a step.
+void traceEndStep();
+/// Writes the recorded events as a Chrome trace (chrome://tracing,
+/// ui.perfetto.dev): process `rank`, track 0 the kernels, 1 the
+/// collectives and transfers, 2 the pipeline's forwards and backwards.
+bool writeTrace(const std::string &path, int rank, std::string &error);
+
 } // namespace dtcrt
 
 #endif // DTCRT_CORE_TIMELINE_H

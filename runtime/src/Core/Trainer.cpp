@@ -31,6 +31,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -66,6 +67,10 @@ private:
   bool trainStep(std::string &error);
   double evaluate();
   bool saveCheckpointNow(std::string &error);
+  bool savePipelineCheckpoint(
+      const std::vector<CheckpointTensor> &tensors,
+      const std::vector<std::pair<std::string, double>> &values,
+      std::string &path, std::string &error);
   bool saveOnnx(std::string &error);
   bool dumpGradients(std::string &error);
   std::vector<CheckpointTensor>
@@ -454,7 +459,8 @@ bool Trainer::resume(std::string &error) {
   CheckpointPosition at;
   std::vector<std::vector<uint8_t>> wholes;
   std::vector<CheckpointTensor> tensors = carriedTensors(wholes, false);
-  if (!loadCheckpoint(path, tensors, at, error))
+  // (A pipeline stage loads its own of the whole model's tensors.)
+  if (!loadCheckpoint(path, tensors, at, error, model.meshSizes[0] > 1))
     return false;
   // Each rank keeps its block of a split tensor.
   size_t w = 0;
@@ -560,6 +566,7 @@ bool Trainer::trainStep(std::string &error) {
   auto start = std::chrono::steady_clock::now();
   timelineStartStep();
   desc->step(argPointers.data(), resultPointers.data(), &ctx);
+  traceEndStep();
   // A pipeline stage's last sends may still be on their way.
   if (model.meshSizes[0] > 1 && !mesh->group(DTCRT_AXIS_PP).flush(error))
     return false;
@@ -671,6 +678,71 @@ bool Trainer::dumpGradients(std::string &error) {
   return true;
 }
 
+/// A pipeline's checkpoint: the first rank of each stage (dp 0, tp 0)
+/// writes its stage's tensors into the step's shared temporary folder and
+/// sends its manifest entries to rank 0 (over the pipeline group of those
+/// ranks), which lists each tensor once (a tied parameter's copies are
+/// equal) and renames the folder into place when every stage's are in.
+bool Trainer::savePipelineCheckpoint(
+    const std::vector<CheckpointTensor> &tensors,
+    const std::vector<std::pair<std::string, double>> &values,
+    std::string &path, std::string &error) {
+  if (mesh->coord(kAxisDP) != 0 || mesh->coord(kAxisTP) != 0)
+    return true;
+  int stage = mesh->coord(kAxisPP);
+  std::string tmp = sharedCheckpointTemp(options.checkpointDir, step);
+  std::vector<std::string> entries;
+  std::string why;
+  if (!createFolders(options.checkpointDir, why) ||
+      !writeCheckpointTensors(tmp, "stage" + std::to_string(stage) + "-",
+                              tensors, entries, why)) {
+    error = "checkpoint of step " + std::to_string(step) + ": " + why;
+    return false;
+  }
+  Channel &stages = mesh->group(DTCRT_AXIS_PP);
+  // Stream 2: apart from the pipeline's activations and gradients.
+  constexpr int kStream = 2;
+  if (stage != 0) {
+    std::string text;
+    for (const std::string &e : entries)
+      text += e + '\n';
+    int64_t size = int64_t(text.size());
+    if (!stages.post(0, kStream, &size, sizeof size, error) ||
+        !stages.post(0, kStream, text.data(), text.size(), error) ||
+        !stages.flush(error))
+      return false;
+    return true;
+  }
+  // An entry's identity: its text before the file it names.
+  auto key = [](const std::string &e) {
+    return e.substr(0, e.find("\"file\""));
+  };
+  std::vector<std::string> all = entries;
+  std::set<std::string> seen;
+  for (const std::string &e : entries)
+    seen.insert(key(e));
+  for (int s = 1; s < stages.size(); ++s) {
+    int64_t size = 0;
+    if (!stages.receive(s, kStream, &size, sizeof size, "checkpoint", error))
+      return false;
+    std::string text(size_t(size), '\0');
+    if (!stages.receive(s, kStream, text.data(), text.size(), "checkpoint",
+                        error))
+      return false;
+    size_t at = 0;
+    for (size_t end; (end = text.find('\n', at)) != std::string::npos;
+         at = end + 1) {
+      std::string e = text.substr(at, end - at);
+      // (A tied parameter's copy, written by each stage that holds it.)
+      if (seen.insert(key(e)).second)
+        all.push_back(e);
+    }
+  }
+  return finishCheckpoint(options.checkpointDir, tmp, model.name,
+                          model.globalBatch, {step, position}, all, values,
+                          path, error);
+}
+
 bool Trainer::saveCheckpointNow(std::string &error) {
   std::vector<std::pair<std::string, double>> values;
   for (const HyperValue &h : hypers)
@@ -678,11 +750,23 @@ bool Trainer::saveCheckpointNow(std::string &error) {
   std::string path;
   std::vector<std::vector<uint8_t>> wholes;
   std::vector<CheckpointTensor> tensors = carriedTensors(wholes, true);
-  // Every rank holds the whole tensors now; the first writes them.
-  if (mesh->rank() == 0 &&
-      !saveCheckpoint(options.checkpointDir, model.name, model.globalBatch,
-                      {step, position}, tensors, values, path, error))
+  // Every rank holds the whole tensors now (of its stage, in a pipeline);
+  // the first writes them.
+  if (model.meshSizes[0] > 1) {
+    if (!savePipelineCheckpoint(tensors, values, path, error))
+      return false;
+  } else if (mesh->rank() == 0 &&
+             !saveCheckpoint(options.checkpointDir, model.name,
+                             model.globalBatch, {step, position}, tensors,
+                             values, path, error)) {
     return false;
+  }
+  if (mesh->rank() == 0 && options.keepCheckpoints > 0 &&
+      !pruneCheckpoints(options.checkpointDir, options.keepCheckpoints,
+                        error)) {
+    error = "--keep-checkpoints: " + error;
+    return false;
+  }
   lastCheckpoint = step;
   progress("checkpoint '" + path + "'");
   return true;
@@ -742,9 +826,7 @@ int Trainer::run(int argc, char **argv) {
   if (model.meshSizes[0] > 1) {
     // What a pipelined run cannot do yet: each needs the whole model, of
     // which this rank holds one stage.
-    const char *flag = !options.checkpointDir.empty()   ? "--checkpoint-dir"
-                       : options.resume                 ? "--resume"
-                       : !options.saveOnnx.empty()      ? "--save-onnx"
+    const char *flag = !options.saveOnnx.empty()        ? "--save-onnx"
                        : !options.dumpGradients.empty() ? "--dump-gradients"
                        : !options.evalData.empty()      ? "--eval-data"
                                                         : nullptr;
@@ -780,6 +862,10 @@ int Trainer::run(int argc, char **argv) {
   if (options.resume && !resume(error))
     return fail();
   firstStep = step;
+  if (!options.trace.empty()) {
+    ctx.trace = 1;
+    traceEnable();
+  }
   if (!options.dumpGradients.empty() && step >= options.steps) {
     error = "--dump-gradients: this run takes no step (--steps " +
             std::to_string(options.steps) + ", already at step " +
@@ -814,6 +900,22 @@ int Trainer::run(int argc, char **argv) {
     return fail();
   if (!options.rankReport.empty() && !writeRankReport(error))
     return fail();
+  if (!options.trace.empty()) {
+    // Each rank of a run of several writes its own file.
+    std::string path = options.trace;
+    if (mesh->isDistributed()) {
+      size_t slash = path.find_last_of('/');
+      size_t dot = path.find_last_of('.');
+      std::string suffix = ".rank" + std::to_string(mesh->rank());
+      if (dot == std::string::npos ||
+          (slash != std::string::npos && dot < slash))
+        path += suffix;
+      else
+        path.insert(dot, suffix);
+    }
+    if (!writeTrace(path, mesh->rank(), error))
+      return fail();
+  }
   progress("done: " + std::to_string(step - first) +
            (step - first == 1 ? " step in " : " steps in ") +
            formatSeconds(seconds) + "; arena high-water " +

@@ -1,9 +1,10 @@
 """Starts a compiled program on several ranks, then kills or stops one.
 
-Usage: kill_rank.py --np N --rank R --signal KILL|STOP [--limit S] -- TRAIN ARGS...
+Usage: kill_rank.py --np N --rank R --signal KILL|STOP [--limit S]
+                    [--after-steps K] -- TRAIN ARGS...
 
 Runs `mpirun -np N TRAIN ARGS... --log-jsonl LOG`, waits until the run has
-logged a step (it is in its training loop), sends the signal to the process
+logged K steps (default 1: it is in its training loop), sends the signal to the process
 of rank R (found by OMPI_COMM_WORLD_RANK in /proc/PID/environ), and waits at
 most S seconds (default 60) for the whole job to end. Prints what mpirun and
 the ranks wrote, then "ended after T s with status X" or "still running
@@ -44,6 +45,7 @@ def main(argv):
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--signal", choices=["KILL", "STOP"], required=True)
     parser.add_argument("--limit", type=float, default=60)
+    parser.add_argument("--after-steps", type=int, default=1)
     args = parser.parse_args(argv[1:split])
     train, rest = argv[split + 1], argv[split + 2:]
     log = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
@@ -53,8 +55,9 @@ def main(argv):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and job.poll() is None:
-        if os.path.getsize(log) > 0:
-            break
+        with open(log) as f:
+            if f.read().count("\n") >= args.after_steps:
+                break
         time.sleep(0.05)
     pid = rank_pid(train, args.rank)
     if pid is None or job.poll() is not None:
