@@ -100,6 +100,10 @@ struct CompileCommandOptions {
   /// 1f1b when pp > 1).
   std::string schedule;
   int64_t virtualStages = 0;
+  /// --bucket-mb and --comm-overlap: communication scheduling (gradient
+  /// bucket size in MiB; "on" or "off").
+  double bucketMb = 25;
+  std::string commOverlap = "on";
   /// --explain: print the shardings and the collectives (stdout).
   bool explain = false;
   /// --shard NAME=SPEC: user splits of parameters over tp.

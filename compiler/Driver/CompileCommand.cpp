@@ -10,6 +10,7 @@
 #include "dialects/Dist/IR/DistOps.h"
 
 #include "passes/Analysis/CostModel.h"
+#include "passes/CommScheduling/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
@@ -68,6 +69,17 @@ static bool parseMesh(StringRef text, int64_t &dp, int64_t &tp, int64_t &pp) {
     if (part.getAsInteger(10, *dims[i]) || *dims[i] <= 0)
       return false;
   return true;
+}
+
+/// Communication scheduling (--comm-overlap, --bucket-mb): after fusion,
+/// before memory planning.
+static void addCommScheduling(PassManager &pm,
+                              const CompileCommandOptions &cmd) {
+  if (cmd.commOverlap != "on")
+    return;
+  ScheduleCommunicationPassOptions options;
+  options.bucketMb = cmd.bucketMb;
+  pm.addPass(createScheduleCommunicationPass(options));
 }
 
 static LogicalResult writeFile(StringRef path, StringRef contents) {
@@ -323,6 +335,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     PassManager late(context);
     if (cmd.fuse)
       late.addNestedPass<func::FuncOp>(createFusePass());
+    addCommScheduling(late, cmd);
     late.addPass(createPlanMemoryPass());
     if (failed(late.run(*stage)))
       return 1;
@@ -454,6 +467,12 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   }
   if (cmd.zero < 0 || cmd.zero > 3)
     return reportError("--zero expects 0, 1, 2 or 3, got " + Twine(cmd.zero));
+  if (cmd.commOverlap != "on" && cmd.commOverlap != "off")
+    return reportError("--comm-overlap expects on or off, got '" +
+                       cmd.commOverlap + "'");
+  if (!(cmd.bucketMb >= 0) || cmd.bucketMb > 1e6)
+    return reportError("--bucket-mb expects a size in MiB of 0 or more, got " +
+                       Twine(std::to_string(cmd.bucketMb)));
   if (cmd.target != "cpu")
     return reportError("--target " + cmd.target +
                        " is not available (this build targets cpu)");
@@ -607,6 +626,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   PassManager late(&context);
   if (cmd.fuse)
     late.addNestedPass<func::FuncOp>(createFusePass());
+  addCommScheduling(late, cmd);
   late.addPass(createPlanMemoryPass());
   TimingScope lateTimer = root.nest("fusion and memory planning");
   late.enableTiming(lateTimer);

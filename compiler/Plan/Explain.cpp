@@ -112,14 +112,17 @@ void mlir::dtc::printExplanation(ModuleOp module, llvm::raw_ostream &os) {
         return;
       auto what = op->getAttrOfType<StringAttr>("dtc.explain");
       std::string node = onnxNodeName(op->getLoc());
+      // An asynchronous collective under its synchronous name, marked.
+      StringRef name = op->getName().stripDialect();
+      bool async = name.consume_back("_start");
       os << llvm::formatv(
           "  {0,-15} over {1,-3} {2,-48} {3,10} B of {4,10} B"
-          "{5}{6}\n",
-          op->getName().stripDialect(), c->axes, what ? what.str() : "-",
-          c->bytes, c->tensorBytes,
+          "{5}{6}{7}\n",
+          name, c->axes, what ? what.str() : "-", c->bytes, c->tensorBytes,
           times > 1 ? llvm::formatv(" x{0} (@{1})", times, f.getSymName()).str()
                     : "",
-          node.empty() ? "" : " at '" + node + "'");
+          node.empty() ? "" : " at '" + node + "'",
+          async ? " (overlapped)" : "");
       total[c->axes] += c->bytes * times;
     });
   };

@@ -4,6 +4,7 @@
 
 #include "dialects/DTG/IR/DTGFusion.h"
 #include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
@@ -44,6 +45,10 @@ static bool loopKernelReadsInPlace(dtg::FusionOp fusion, unsigned operand) {
 
 bool mlir::dtc::memory::mayWriteOver(Operation *op, unsigned result,
                                      unsigned operand) {
+  // An all-reduce's future: the runtime copies the operand into it when
+  // the reduction starts and reduces it there.
+  if (isa<dist::AllReduceStartOp>(op))
+    return result == 0 && operand == 0;
   if (result >= op->getNumResults() || operand >= op->getNumOperands() ||
       !sameLayout(op->getOperand(operand), op->getResult(result)))
     return false;

@@ -3,6 +3,7 @@
 #include "passes/Memory/Passes.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
+#include "dialects/Dist/IR/DistOps.h"
 #include "passes/Memory/InPlace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +21,9 @@ using namespace mlir;
 using namespace mlir::dtc;
 
 int64_t mlir::dtc::memory::byteSize(Type type) {
+  // A collective's future holds the buffer its result is written into.
+  if (auto future = dyn_cast<dist::FutureType>(type))
+    type = future.getValueType();
   auto tensor = cast<RankedTensorType>(type);
   Type e = tensor.getElementType();
   int64_t bytes = e.isInteger(1) ? 1 : (e.getIntOrFloatBitWidth() + 7) / 8;
@@ -35,9 +39,14 @@ int64_t mlir::dtc::memory::ownResultBytes(func::FuncOp func) {
 }
 
 Value mlir::dtc::memory::bufferOf(Value value) {
-  while (auto reshape = value.getDefiningOp<dtg::ReshapeOp>())
-    value = reshape.getOperand();
-  return value;
+  while (true) {
+    if (auto reshape = value.getDefiningOp<dtg::ReshapeOp>())
+      value = reshape.getOperand();
+    else if (auto wait = value.getDefiningOp<dist::WaitOp>())
+      value = wait.getFuture(); // the result is in the future's buffer
+    else
+      return value;
+  }
 }
 
 SmallVector<memory::LiveRange>
@@ -52,7 +61,7 @@ mlir::dtc::memory::computeLiveRanges(Block &block,
   // Only the block's own ops get buffers: values inside an op's regions are
   // the op's business (a dtg.fusion region becomes one kernel).
   for (Operation &op : block.without_terminator()) {
-    if (isa<dtg::ConstantOp, dtg::ReshapeOp>(op))
+    if (isa<dtg::ConstantOp, dtg::ReshapeOp, dist::WaitOp>(op))
       continue;
     for (Value result : op.getResults()) {
       if (skip(result))
@@ -91,7 +100,7 @@ struct Buffer {
 /// use after being returned.
 bool writesResultDirectly(Value value, func::ReturnOp ret) {
   Operation *def = value.getDefiningOp();
-  if (!def || isa<dtg::ConstantOp, dtg::ReshapeOp>(def) ||
+  if (!def || isa<dtg::ConstantOp, dtg::ReshapeOp, dist::WaitOp>(def) ||
       def->getBlock() != ret->getBlock())
     return false;
   unsigned returned = 0;
@@ -260,7 +269,7 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
            /*offset=*/-1, /*owner=*/unsigned(buffers.size())});
     }
     for (Operation &op : body.without_terminator())
-      if (isa<dtg::ReshapeOp>(op))
+      if (isa<dtg::ReshapeOp, dist::WaitOp>(op))
         op.setAttr(memory::kAlias, UnitAttr::get(&getContext()));
     if (inPlace)
       reuseInPlace(body, index, buffers);

@@ -8,6 +8,7 @@
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/Dist/IR/DistOps.h"
 #include "passes/Cleanup/Passes.h"
+#include "passes/CommScheduling/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
   mlir::dtc::registerMemoryPasses();
   mlir::dtc::registerMixedPrecisionPasses();
   mlir::dtc::registerFusionPasses();
+  mlir::dtc::registerCommSchedulingPasses();
   mlir::dtc::registerPipelinePasses();
   mlir::dtc::registerRecomputePasses();
   mlir::dtc::registerShardingPasses();

@@ -115,6 +115,19 @@ static cl::opt<int64_t> virtualStagesOpt(
     "virtual-stages",
     cl::desc("Model chunks per pipeline rank of the interleaved schedule"),
     cl::value_desc("V"), cl::init(0), cl::sub(compileCmd));
+static cl::opt<double> bucketMbOpt(
+    "bucket-mb",
+    cl::desc("Largest gradient bucket, in MiB (PyTorch DDP's bucket_cap_mb): "
+             "gradient all-reduces ready together go as one, started while "
+             "the backward pass goes on"),
+    cl::value_desc("N"), cl::init(25), cl::sub(compileCmd));
+static cl::opt<std::string> commOverlapOpt(
+    "comm-overlap",
+    cl::desc("Communication scheduling: on starts collectives as soon as "
+             "their operands are ready and waits for them where their results "
+             "are first used (gradient buckets, ZeRO-3 prefetch); off runs "
+             "each collective where the program needs its result"),
+    cl::value_desc("on|off"), cl::init("on"), cl::sub(compileCmd));
 static cl::opt<int64_t> zeroOpt(
     "zero",
     cl::desc("ZeRO stage over dp: 0 all-reduces gradients, 1 shards the "
@@ -467,6 +480,8 @@ int main(int argc, char **argv) {
     options.zero = zeroOpt;
     options.schedule = scheduleOpt;
     options.virtualStages = virtualStagesOpt;
+    options.bucketMb = bucketMbOpt;
+    options.commOverlap = commOverlapOpt;
     options.explain = explainOpt;
     options.shards.assign(shardOpt.begin(), shardOpt.end());
     options.sequenceParallel = sequenceParallelOpt;

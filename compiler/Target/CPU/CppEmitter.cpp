@@ -71,6 +71,8 @@ std::string KernelEmitter::literal(int64_t value) {
 LogicalResult KernelEmitter::checkTensors(Operation *op) {
   constexpr int64_t kMaxRank = 8; // dtck::kMaxRank
   auto check = [&](Type t) -> LogicalResult {
+    if (auto future = dyn_cast<dist::FutureType>(t))
+      t = future.getValueType();
     auto type = dyn_cast<RankedTensorType>(t);
     if (!type || !type.hasStaticShape())
       return op->emitError("the CPU target needs static shapes, got ") << t;
@@ -306,6 +308,15 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       return func.emitError("the CPU target cannot pass arguments of type ")
              << t;
   os << "// " << func.getSymName() << "\n";
+  bool async =
+      func->getParentOfType<ModuleOp>()
+          .walk([](Operation *op) {
+            return isa<dist::AllReduceStartOp, dist::ReduceScatterStartOp,
+                       dist::AllGatherStartOp>(op)
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted();
   // The step is a sequence of kernel calls, one per op, with no loops of
   // its own: -O1 optimizes it as well as -O3 does, where -O3 spends most of
   // the host compiler's time and memory on it (GPT-2 small: 10.5 s and
@@ -371,6 +382,14 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       names[constant.getResult()] = *data;
       continue;
     }
+    if (auto wait = dyn_cast<dist::WaitOp>(op)) {
+      // The result is in the future's buffer once the collective is done.
+      std::string source = names.lookup(wait.getFuture());
+      names[wait.getResult()] = source;
+      os << "  dtcrt_comm_wait(ctx, "
+         << asyncSlot(wait.getFuture().getDefiningOp()) << ");\n";
+      continue;
+    }
     if (op.hasAttr(memory::kAlias)) {
       // (Copy first: inserting the new key may move the map's entries.)
       std::string source = names.lookup(op.getOperand(0));
@@ -400,9 +419,17 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       os << "  dtcrt_arena_note(ctx, base + " << offset << ", " << bytes
          << ");\n";
     }
-    std::string label =
-        quoted(node.empty() ? op.getName().getStringRef() : StringRef(node));
+    // A collective is known by what it carries where dtc said so (a
+    // gradient bucket, a ZeRO-3 gather), else by its ONNX node or op.
+    auto explain = op.getAttrOfType<StringAttr>("dtc.explain");
+    std::string label = quoted(
+        explain && isa<dist::DistDialect>(op.getDialect()) ? explain.getValue()
+        : node.empty() ? op.getName().getStringRef()
+                       : StringRef(node));
     os << "  ctx->current_op = " << label << ";\n";
+    // Collectives in flight move on only inside MPI calls: between kernels.
+    if (async)
+      os << "  if (ctx->comm_pending) dtcrt_comm_progress(ctx);\n";
     os << "  if (ctx->trace) dtcrt_trace_op(ctx, " << label << ", "
        << quoted(op.getName().getStringRef()) << ", "
        << (isa<dist::DistDialect>(op.getDialect()) ? 1 : 0) << ");\n";

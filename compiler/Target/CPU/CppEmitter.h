@@ -20,6 +20,10 @@ std::string dtypeName(Type type);
 /// if an axis is none of those.
 int meshAxesMask(ArrayRef<StringAttr> axes);
 
+/// The runtime's slot of an asynchronous collective (a dist.*_start op):
+/// distinct for every start op of the program.
+int asyncSlot(Operation *start);
+
 /// Prints every function of a planned module as
 /// `static void fn_<name>(void *const *args, void *const *results,
 /// dtcrt_step_ctx *ctx, int64_t base)`, callees first, after the shared

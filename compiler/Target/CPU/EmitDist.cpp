@@ -29,10 +29,12 @@ std::string around(RankedTensorType type, int64_t axis) {
          ", " + std::to_string(inner);
 }
 
-/// Emits `dtcrt_comm_<name>(ctx, mask, "dtype", [kind,] in, out, rest)`.
+/// Emits `dtcrt_comm_<name>(ctx, [slot,] mask, "dtype", [kind,] in, out,
+/// rest)`; the slot for an asynchronous collective's start.
 LogicalResult emitComm(Operation *op, KernelEmitter &e, StringRef name,
                        ArrayAttr axes, std::optional<int> kind,
                        StringRef rest) {
+  bool start = name.ends_with("_start");
   if (failed(e.checkTensors(op)))
     return failure();
   int mask = meshAxesMask(llvm::to_vector(axes.getAsRange<StringAttr>()));
@@ -42,6 +44,7 @@ LogicalResult emitComm(Operation *op, KernelEmitter &e, StringRef name,
            << axes;
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
   std::string call = "dtcrt_comm_" + name.str() + "(ctx, " +
+                     (start ? std::to_string(asyncSlot(op)) + ", " : "") +
                      std::to_string(mask) + ", " +
                      KernelEmitter::quoted(dtypeName(type.getElementType()));
   if (kind)
@@ -53,6 +56,12 @@ LogicalResult emitComm(Operation *op, KernelEmitter &e, StringRef name,
 }
 
 } // namespace
+
+int mlir::dtc::cpu::asyncSlot(Operation *start) {
+  // Numbers are never reused: ops alive together get different ones.
+  static llvm::DenseMap<Operation *, int> slots;
+  return slots.try_emplace(start, int(slots.size())).first->second;
+}
 
 int mlir::dtc::cpu::meshAxesMask(ArrayRef<StringAttr> axes) {
   int mask = 0;
@@ -75,6 +84,24 @@ void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
     int64_t count = ar.getInput().getType().getNumElements();
     return emitComm(op, e, "all_reduce", ar.getMeshAxes(), int(ar.getKind()),
                     std::to_string(count));
+  });
+  registry.add<dist::AllReduceStartOp>([](Operation *op, KernelEmitter &e) {
+    auto ar = cast<dist::AllReduceStartOp>(op);
+    int64_t count = ar.getInput().getType().getNumElements();
+    return emitComm(op, e, "all_reduce_start", ar.getMeshAxes(),
+                    int(ar.getKind()), std::to_string(count));
+  });
+  registry.add<dist::ReduceScatterStartOp>([](Operation *op, KernelEmitter &e) {
+    auto rs = cast<dist::ReduceScatterStartOp>(op);
+    auto result = cast<RankedTensorType>(
+        cast<dist::FutureType>(rs.getResult().getType()).getValueType());
+    return emitComm(op, e, "reduce_scatter_start", rs.getMeshAxes(),
+                    int(rs.getKind()), around(result, rs.getScatterAxis()));
+  });
+  registry.add<dist::AllGatherStartOp>([](Operation *op, KernelEmitter &e) {
+    auto ag = cast<dist::AllGatherStartOp>(op);
+    return emitComm(op, e, "all_gather_start", ag.getMeshAxes(), std::nullopt,
+                    around(ag.getInput().getType(), ag.getGatherAxis()));
   });
   registry.add<dist::ReduceScatterOp>([](Operation *op, KernelEmitter &e) {
     auto rs = cast<dist::ReduceScatterOp>(op);

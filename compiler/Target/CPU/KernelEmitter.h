@@ -13,6 +13,8 @@
 #ifndef DTC_COMPILER_TARGET_CPU_KERNELEMITTER_H
 #define DTC_COMPILER_TARGET_CPU_KERNELEMITTER_H
 
+#include "dialects/Dist/IR/DistOps.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
@@ -45,7 +47,10 @@ public:
   virtual std::string cType(Type elementType) = 0;
   /// The C++ element type of `value`'s elements.
   std::string cTypeOf(Value value) {
-    return cType(cast<RankedTensorType>(value.getType()).getElementType());
+    Type type = value.getType();
+    if (auto future = dyn_cast<dist::FutureType>(type))
+      type = future.getValueType(); // the buffer its result goes to
+    return cType(cast<RankedTensorType>(type).getElementType());
   }
   /// A C++ literal of a double (exact: hexadecimal float when needed).
   static std::string literal(double value);

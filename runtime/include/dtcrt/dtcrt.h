@@ -87,6 +87,8 @@ typedef struct dtcrt_step_ctx {
   /* Nonzero under train --trace: generated code calls dtcrt_trace_op
      before each kernel. */
   int trace;
+  /* Asynchronous collectives in flight (dtcrt_comm_*_start). */
+  int comm_pending;
 } dtcrt_step_ctx;
 
 /* Tracing (train --trace): kernel `node` (its ONNX node, or the op's name)
@@ -159,6 +161,25 @@ void dtcrt_comm_all_gather(dtcrt_step_ctx *ctx, int axes, const char *dtype,
 void dtcrt_comm_local_block(dtcrt_step_ctx *ctx, int axes, const char *dtype,
                             const void *in, void *out, int64_t outer,
                             int64_t dim, int64_t inner);
+
+/* Asynchronous collectives: each *_start reads `in` now and runs the
+   collective of the same name while later kernels run; dtcrt_comm_wait
+   returns once `out` holds the result. `slot` names the collective in
+   flight (one per start op of the program). OpenMPI moves data only inside
+   MPI calls, so generated code calls dtcrt_comm_progress between kernels
+   while any is in flight (ctx->comm_pending). */
+void dtcrt_comm_all_reduce_start(dtcrt_step_ctx *ctx, int slot, int axes,
+                                 const char *dtype, int kind, const void *in,
+                                 void *out, int64_t count);
+void dtcrt_comm_reduce_scatter_start(dtcrt_step_ctx *ctx, int slot, int axes,
+                                     const char *dtype, int kind,
+                                     const void *in, void *out, int64_t outer,
+                                     int64_t dim, int64_t inner);
+void dtcrt_comm_all_gather_start(dtcrt_step_ctx *ctx, int slot, int axes,
+                                 const char *dtype, const void *in, void *out,
+                                 int64_t outer, int64_t dim, int64_t inner);
+void dtcrt_comm_wait(dtcrt_step_ctx *ctx, int slot);
+void dtcrt_comm_progress(dtcrt_step_ctx *ctx);
 
 /* Point-to-point transfers of a pipeline, to and from the rank `shift`
    steps along the single mesh axis of `axes` (cyclically). A send copies

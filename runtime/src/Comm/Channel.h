@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace dtcrt {
@@ -60,6 +61,37 @@ public:
     (void)error;
     return true;
   }
+
+  /// A transfer in flight (startExchange).
+  struct Exchange {
+    virtual ~Exchange() = default;
+  };
+  /// Starts what sendRecv does without waiting for it: the asynchronous
+  /// collectives' steps. `tag` (at least kFirstAsyncTag) keeps transfers of
+  /// different collectives in flight apart. Null, with `error` set, when it
+  /// cannot start. This default runs the transfer to its end (channels
+  /// without non-blocking transfers).
+  virtual std::unique_ptr<Exchange> startExchange(int to, const void *send,
+                                                  size_t sendBytes, int from,
+                                                  void *recv, size_t recvBytes,
+                                                  int tag, std::string &error) {
+    (void)tag;
+    if (!sendRecv(to, send, sendBytes, from, recv, recvBytes, "collective",
+                  error))
+      return nullptr;
+    return std::make_unique<Exchange>();
+  }
+  /// True once `exchange` has completed; never blocks (it lets the
+  /// transport move data, as MPI does only inside its calls).
+  virtual bool testExchange(Exchange &exchange) {
+    (void)exchange;
+    return true;
+  }
+  static constexpr int kFirstAsyncTag = 64;
+  /// How long a blocked wait may last before the peer counts as dead.
+  virtual double timeoutSeconds() const { return 1e9; }
+  /// The launcher's rank of group rank `rank` (for messages).
+  virtual int worldRank(int rank) const { return rank; }
 
   /// Bytes this rank has sent through the channel.
   int64_t bytesSent() const { return sent; }

@@ -208,3 +208,145 @@ void dtcrt::localBlock(int rank, int n, size_t es, const void *in, void *out,
   for (int64_t o = 0; o < outer; ++o)
     std::memmove(dst + o * row, src + (o * n + rank) * row, size_t(row));
 }
+
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+bool PendingCollective::progress(std::string &error) {
+  while (!finished) {
+    if (current) {
+      if (!channel.testExchange(*current))
+        return true;
+      current.reset();
+      if (steps[next].after)
+        steps[next].after();
+      ++next;
+    }
+    if (next == steps.size()) {
+      if (finish)
+        finish();
+      finished = true;
+      break;
+    }
+    const Step &s = steps[next];
+    current = channel.startExchange(s.to, s.send, s.sendBytes, s.from, s.recv,
+                                    s.recvBytes, tag, error);
+    if (!current)
+      return false;
+  }
+  return true;
+}
+
+int PendingCollective::waitingFor() const {
+  return next < steps.size() ? steps[next].from : channel.rank();
+}
+
+namespace {
+/// Appends the ring reduce-scatter of `data` (ringReduceScatter's steps).
+void addReduceScatterSteps(PendingCollective &p, Channel &c, DType type,
+                           ReduceOp op, uint8_t *data, int64_t count) {
+  int n = c.size(), r = c.rank();
+  size_t es = dtypeSize(type);
+  p.scratch.resize(size_t(ringChunk(count, n, 0)) * es);
+  for (int s = 0; s < n - 1; ++s) {
+    int sendChunk = mod(r - s - 1, n), recvChunk = mod(r - s - 2, n);
+    int64_t recvCount = ringChunk(count, n, recvChunk);
+    uint8_t *acc = data + ringOffset(count, n, recvChunk) * es;
+    uint8_t *scratch = p.scratch.data();
+    p.steps.push_back({(r + 1) % n, mod(r - 1, n),
+                       data + ringOffset(count, n, sendChunk) * es,
+                       size_t(ringChunk(count, n, sendChunk)) * es, scratch,
+                       size_t(recvCount) * es,
+                       [=] { reduceInto(type, op, acc, scratch, recvCount); }});
+  }
+}
+
+/// Appends the ring all-gather of `data` (ringAllGather's steps).
+void addAllGatherSteps(PendingCollective &p, Channel &c, size_t es,
+                       uint8_t *data, int64_t count) {
+  int n = c.size(), r = c.rank();
+  for (int s = 0; s < n - 1; ++s) {
+    int sendChunk = mod(r - s, n), recvChunk = mod(r - s - 1, n);
+    p.steps.push_back({(r + 1) % n, mod(r - 1, n),
+                       data + ringOffset(count, n, sendChunk) * es,
+                       size_t(ringChunk(count, n, sendChunk)) * es,
+                       data + ringOffset(count, n, recvChunk) * es,
+                       size_t(ringChunk(count, n, recvChunk)) * es, nullptr});
+  }
+}
+
+std::unique_ptr<PendingCollective> started(std::unique_ptr<PendingCollective> p,
+                                           std::string &error) {
+  if (!p->progress(error))
+    return nullptr;
+  return p;
+}
+} // namespace
+
+std::unique_ptr<PendingCollective>
+dtcrt::startAllReduce(Channel &c, DType type, ReduceOp op, const void *in,
+                      void *out, int64_t count, int tag, std::string &error) {
+  size_t es = dtypeSize(type);
+  if (in != out)
+    std::memmove(out, in, size_t(count) * es);
+  auto p = std::make_unique<PendingCollective>(c, tag);
+  int n = c.size();
+  auto *data = static_cast<uint8_t *>(out);
+  if (n > 1) {
+    addReduceScatterSteps(*p, c, type, op, data, count);
+    addAllGatherSteps(*p, c, es, data, count);
+  }
+  if (op == ReduceOp::Mean && n > 1)
+    p->finish = [=] { scale(type, data, count, 1.0 / n); };
+  return started(std::move(p), error);
+}
+
+std::unique_ptr<PendingCollective>
+dtcrt::startReduceScatter(Channel &c, DType type, ReduceOp op, const void *in,
+                          void *out, int64_t outer, int64_t dim, int64_t inner,
+                          int tag, std::string &error) {
+  int n = c.size(), r = c.rank();
+  size_t es = dtypeSize(type);
+  int64_t block = outer * dim * inner;
+  auto p = std::make_unique<PendingCollective>(c, tag);
+  p->work.resize(size_t(block * n) * es);
+  if (outer == 1)
+    std::memcpy(p->work.data(), in, p->work.size());
+  else
+    regroup(static_cast<const uint8_t *>(in), p->work.data(), outer, n,
+            dim * inner * int64_t(es), /*toGroupMajor=*/true);
+  uint8_t *work = p->work.data();
+  if (n > 1)
+    addReduceScatterSteps(*p, c, type, op, work, block * n);
+  p->finish = [=] {
+    std::memcpy(out, work + size_t(block * r) * es, size_t(block) * es);
+    if (op == ReduceOp::Mean && n > 1)
+      scale(type, out, block, 1.0 / n);
+  };
+  return started(std::move(p), error);
+}
+
+std::unique_ptr<PendingCollective>
+dtcrt::startAllGather(Channel &c, DType type, const void *in, void *out,
+                      int64_t outer, int64_t dim, int64_t inner, int tag,
+                      std::string &error) {
+  int n = c.size(), r = c.rank();
+  size_t es = dtypeSize(type);
+  int64_t block = outer * dim * inner;
+  auto p = std::make_unique<PendingCollective>(c, tag);
+  uint8_t *dst = static_cast<uint8_t *>(out);
+  if (outer != 1) {
+    p->work.resize(size_t(block * n) * es);
+    dst = p->work.data();
+  }
+  std::memmove(dst + size_t(block * r) * es, in, size_t(block) * es);
+  if (n > 1)
+    addAllGatherSteps(*p, c, es, dst, block * n);
+  if (outer != 1)
+    p->finish = [=] {
+      regroup(dst, static_cast<uint8_t *>(out), outer, n,
+              dim * inner * int64_t(es), /*toGroupMajor=*/false);
+    };
+  return started(std::move(p), error);
+}

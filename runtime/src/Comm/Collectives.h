@@ -19,7 +19,10 @@
 #include "runtime/src/Core/DType.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace dtcrt {
 
@@ -49,6 +52,65 @@ bool reduceScatter(Channel &channel, DType type, ReduceOp op, const void *in,
 /// blocks [outer, n * dim, inner].
 bool allGather(Channel &channel, DType type, const void *in, void *out,
                int64_t outer, int64_t dim, int64_t inner, std::string &error);
+
+/// A collective in flight: the same ring as the blocking one, run one
+/// exchange at a time by progress(), which never blocks. The operand was
+/// copied when it started; the result is in `out` once done().
+class PendingCollective {
+public:
+  /// One exchange of the ring and what follows it (a reduction of what
+  /// came in).
+  struct Step {
+    int to, from;
+    const uint8_t *send;
+    size_t sendBytes;
+    uint8_t *recv;
+    size_t recvBytes;
+    std::function<void()> after;
+  };
+  PendingCollective(Channel &channel, int tag) : channel(channel), tag(tag) {}
+
+  /// Moves on as far as the transfers that completed allow; false with
+  /// `error` set when an exchange cannot start.
+  bool progress(std::string &error);
+  bool done() const { return finished; }
+  /// The group rank the collective waits for now (for a timeout's message).
+  int waitingFor() const;
+
+  std::vector<Step> steps;
+  std::function<void()> finish;
+  /// Buffers the steps use: a copy of the operand, a reduction's scratch.
+  std::vector<uint8_t> work, scratch;
+
+private:
+  Channel &channel;
+  int tag;
+  size_t next = 0;
+  std::unique_ptr<Channel::Exchange> current;
+  bool finished = false;
+};
+
+/// The asynchronous collectives: as allReduce, reduceScatter and allGather,
+/// started (the operand is read now) and moved on by progress(). `tag`
+/// must be the same on every rank of the group for the same collective.
+std::unique_ptr<PendingCollective> startAllReduce(Channel &channel, DType type,
+                                                  ReduceOp op, const void *in,
+                                                  void *out, int64_t count,
+                                                  int tag, std::string &error);
+std::unique_ptr<PendingCollective>
+startReduceScatter(Channel &channel, DType type, ReduceOp op, const void *in,
+                   void *out, int64_t outer, int64_t dim, int64_t inner,
+                   int tag, std::string &error);
+std::unique_ptr<PendingCollective> startAllGather(Channel &channel, DType type,
+                                                  const void *in, void *out,
+                                                  int64_t outer, int64_t dim,
+                                                  int64_t inner, int tag,
+                                                  std::string &error);
+
+/// Seconds this process spent blocked in the collectives of the group of
+/// `axes` (a mesh-axes mask) so far: a synchronous collective's whole time,
+/// an asynchronous one's dtcrt_comm_wait.
+double commBlockedSeconds(int axes);
 
 /// No communication: `out` gets this rank's block [outer, dim, inner] of
 /// the whole tensor `in` [outer, n * dim, inner].

@@ -10,8 +10,7 @@ using namespace dtcrt;
 
 MpiChannel::MpiChannel(MPI_Comm comm, std::vector<int> worldRanks,
                        double timeoutSeconds)
-    : comm(comm), worldRanks(std::move(worldRanks)),
-      timeoutSeconds(timeoutSeconds) {
+    : comm(comm), worldRanks(std::move(worldRanks)), timeout(timeoutSeconds) {
   MPI_Comm_rank(comm, &myRank);
 }
 
@@ -59,10 +58,10 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes, int from,
                           .count();
       if (waited > 1)
         std::this_thread::sleep_for(std::chrono::microseconds(200));
-      if (waited > timeoutSeconds) {
+      if (waited > timeout) {
         error = std::string(what) + ": no answer from rank " +
                 std::to_string(worldRanks[size_t(r > 0 ? from : to)]) +
-                " within " + std::to_string(int(timeoutSeconds)) +
+                " within " + std::to_string(int(timeout)) +
                 " s (DTCRT_COMM_TIMEOUT_S); is it alive?";
         return false;
       }
@@ -72,6 +71,44 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes, int from,
     recvDone += r;
   } while (sendDone < sendBytes || recvDone < recvBytes);
   return true;
+}
+
+namespace {
+/// An exchange's requests: pieces of at most 1 GiB each way.
+struct MpiExchange final : Channel::Exchange {
+  std::vector<MPI_Request> requests;
+};
+} // namespace
+
+std::unique_ptr<Channel::Exchange>
+MpiChannel::startExchange(int to, const void *send, size_t sendBytes, int from,
+                          void *recv, size_t recvBytes, int tag,
+                          std::string &error) {
+  (void)error;
+  constexpr size_t kPiece = size_t(1) << 30;
+  auto x = std::make_unique<MpiExchange>();
+  for (size_t done = 0; done < recvBytes; done += kPiece) {
+    x->requests.push_back(MPI_REQUEST_NULL);
+    MPI_Irecv(static_cast<char *>(recv) + done,
+              int(std::min(kPiece, recvBytes - done)), MPI_BYTE, from, tag,
+              comm, &x->requests.back());
+  }
+  for (size_t done = 0; done < sendBytes; done += kPiece) {
+    x->requests.push_back(MPI_REQUEST_NULL);
+    MPI_Isend(static_cast<const char *>(send) + done,
+              int(std::min(kPiece, sendBytes - done)), MPI_BYTE, to, tag, comm,
+              &x->requests.back());
+  }
+  sent += int64_t(sendBytes);
+  return x;
+}
+
+bool MpiChannel::testExchange(Exchange &exchange) {
+  auto &x = static_cast<MpiExchange &>(exchange);
+  int done = 0;
+  MPI_Testall(int(x.requests.size()), x.requests.data(), &done,
+              MPI_STATUSES_IGNORE);
+  return done != 0;
 }
 
 // Point-to-point messages use their own tags (1 + stream), so that they
@@ -127,10 +164,10 @@ bool MpiChannel::waitFor(MPI_Request &request, int peer, const char *what,
             .count();
     if (waited > 1)
       std::this_thread::sleep_for(std::chrono::microseconds(200));
-    if (waited > timeoutSeconds) {
+    if (waited > timeout) {
       error = std::string(what) + ": no answer from rank " +
               std::to_string(worldRanks[size_t(peer)]) + " within " +
-              std::to_string(int(timeoutSeconds)) +
+              std::to_string(int(timeout)) +
               " s (DTCRT_COMM_TIMEOUT_S); is it alive?";
       return false;
     }

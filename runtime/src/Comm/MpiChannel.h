@@ -30,6 +30,13 @@ public:
   bool receive(int from, int stream, void *data, size_t bytes, const char *what,
                std::string &error) override;
   bool flush(std::string &error) override;
+  std::unique_ptr<Exchange> startExchange(int to, const void *send,
+                                          size_t sendBytes, int from,
+                                          void *recv, size_t recvBytes, int tag,
+                                          std::string &error) override;
+  bool testExchange(Exchange &exchange) override;
+  double timeoutSeconds() const override { return timeout; }
+  int worldRank(int rank) const override { return worldRanks[size_t(rank)]; }
 
 private:
   /// Polls `request` until it completes, progressing the posted sends, or
@@ -50,7 +57,7 @@ private:
   MPI_Comm comm;
   std::vector<int> worldRanks;
   int myRank = 0;
-  double timeoutSeconds;
+  double timeout;
 };
 
 } // namespace dtcrt

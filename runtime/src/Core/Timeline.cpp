@@ -104,6 +104,21 @@ std::string dtcrt::timelineJson() {
 
 void dtcrt::traceEnable() { timeline().tracing = true; }
 
+bool dtcrt::traceEnabled() { return timeline().tracing; }
+
+double dtcrt::traceClockMicros() { return Timeline::micros(); }
+
+void dtcrt::traceSpan(const char *name, const char *op, int track, double begin,
+                      double end) {
+  Timeline &t = timeline();
+  if (!t.tracing)
+    return;
+  size_t before = t.events.size();
+  t.add(name, op, track, begin, /*keepOpen=*/false);
+  if (t.events.size() > before)
+    t.events.back().duration = end - begin;
+}
+
 void dtcrt::traceEndStep() {
   Timeline &t = timeline();
   if (t.tracing)
@@ -130,14 +145,14 @@ bool dtcrt::writeTrace(const std::string &path, int rank, std::string &error) {
     error = "--trace: cannot write '" + path + "'";
     return false;
   }
-  static const char *const tracks[] = {"kernels", "communication",
-                                       "pipeline schedule"};
+  static const char *const tracks[] = {
+      "kernels", "communication", "pipeline schedule", "collectives in flight"};
   std::fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
   std::fprintf(f,
                "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
                "\"args\": {\"name\": \"rank %d\"}}",
                rank, rank);
-  for (int track = 0; track < 3; ++track)
+  for (int track = 0; track < 4; ++track)
     std::fprintf(f,
                  ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "
                  "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",

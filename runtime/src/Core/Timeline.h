@@ -38,11 +38,19 @@ std::string timelineJson();
 
 /// Tracing (train --trace): records every kernel from here on.
 void traceEnable();
+bool traceEnabled();
+/// The trace's clock, in microseconds.
+double traceClockMicros();
+/// Records an event of `track` from `begin` to `end` (traceClockMicros())
+/// when tracing; `name` and `op` must outlive the trace.
+void traceSpan(const char *name, const char *op, int track, double begin,
+               double end);
 /// Ends the kernel event left open at the end of a step.
 void traceEndStep();
 /// Writes the recorded events as a Chrome trace (chrome://tracing,
 /// ui.perfetto.dev): process `rank`, track 0 the kernels, 1 the
-/// collectives and transfers, 2 the pipeline's forwards and backwards.
+/// collectives and transfers, 2 the pipeline's forwards and backwards, 3
+/// the asynchronous collectives from their start to their completion.
 bool writeTrace(const std::string &path, int rank, std::string &error);
 
 } // namespace dtcrt

@@ -107,6 +107,10 @@ private:
   int threadsPerRank = 0;
   /// Bytes sent per mesh-axis group in the last step, by mask.
   int64_t lastStepBytes[8] = {};
+  /// Seconds blocked in each group's collectives: the last step, and the
+  /// sum over the steps after a run's first (its warm-up) and their count.
+  double lastStepWait[8] = {}, waitAfterFirst[8] = {};
+  int64_t stepsAfterFirst = 0;
 };
 } // namespace
 
@@ -553,8 +557,9 @@ bool Trainer::trainStep(std::string &error) {
     data->fill(position + dpRank * model.localBatch, model.localBatch,
                inputBuffers());
   int64_t bytesBefore[8];
+  double waitBefore[8];
   for (int m = 0; m < 8; ++m)
-    bytesBefore[m] = mesh->bytesSent(m);
+    bytesBefore[m] = mesh->bytesSent(m), waitBefore[m] = commBlockedSeconds(m);
   if (model.stepArg >= 0) {
     HyperValue counter;
     counter.dtype = model.args[model.stepArg].dtype;
@@ -575,6 +580,13 @@ bool Trainer::trainStep(std::string &error) {
   double seconds = std::chrono::duration<double>(end - start).count();
   for (int m = 0; m < 8; ++m)
     lastStepBytes[m] = mesh->bytesSent(m) - bytesBefore[m];
+  for (int m = 0; m < 8; ++m) {
+    lastStepWait[m] = commBlockedSeconds(m) - waitBefore[m];
+    if (step > firstStep)
+      waitAfterFirst[m] += lastStepWait[m];
+  }
+  if (step > firstStep)
+    ++stepsAfterFirst;
 
   // The new parameters and state become the next step's arguments.
   for (size_t r = 0; r < model.results.size(); ++r) {
@@ -626,7 +638,8 @@ bool Trainer::trainStep(std::string &error) {
   if (mesh->isDistributed())
     for (int m = 1; m < 8; ++m)
       if (lastStepBytes[m] > 0)
-        line.integer("comm_bytes_" + axesName(m), lastStepBytes[m]);
+        line.integer("comm_bytes_" + axesName(m), lastStepBytes[m])
+            .num("comm_wait_s_" + axesName(m), lastStepWait[m], 6);
   shown += "  (" + formatSeconds(seconds) + ", " + jsonNumber(rate, 4) +
            " samples/s)";
   progress(shown);
@@ -936,17 +949,24 @@ bool Trainer::writeRankReport(std::string &error) {
   for (int m = 1; m < 8; ++m)
     if (lastStepBytes[m] > 0)
       bytes.integer(axesName(m), lastStepBytes[m]);
+  // Blocked time per step, the first (warm-up) step left out when there
+  // are others.
+  JsonObjectWriter wait;
+  for (int m = 1; m < 8; ++m)
+    if (lastStepBytes[m] > 0)
+      wait.num(axesName(m),
+               stepsAfterFirst > 0 ? waitAfterFirst[m] / double(stepsAfterFirst)
+                                   : lastStepWait[m],
+               6);
   JsonObjectWriter coords;
   for (int a = 0; a < kNumAxes; ++a)
     coords.integer(axisName(a), mesh->coord(a));
   JsonObjectWriter report;
-  if (model.meshSizes[0] > 1)
-    report.raw("timeline", timelineJson())
-        .num("timeline_origin_s", timelineOriginSeconds(), 9);
   report.integer("rank", mesh->rank())
       .raw("coords", coords.finish())
       .integer("stage", desc->stage)
       .raw("comm_bytes_per_step", bytes.finish())
+      .raw("comm_wait_s_per_step", wait.finish())
       .integer("arena_high_water_bytes", ctx.high_water)
       .integer("tensor_bytes", tensorBytes)
       .integer("memory_peak_bytes", tensorBytes + ctx.high_water);

@@ -119,6 +119,53 @@ TEST_P(RingTest, ReduceScatterThenAllGatherIsAnAllReduce) {
   }
 }
 
+TEST_P(RingTest, AsynchronousCollectivesGiveTheSynchronousBits) {
+  auto [n, blockRows] = GetParam();
+  // Two collectives in flight at once: an all-reduce (mean) of `count`
+  // elements and a reduce-scatter then all-gather of [3, n * blockRows, 2].
+  int64_t count = 7 * blockRows + 1, outer = 3, inner = 2, rows = n * blockRows,
+          whole = outer * rows * inner;
+  onRanks(n, [&](int r, Channel &c) {
+    auto elements = static_cast<size_t>(count);
+    std::vector<float> in(elements), sync(elements), async(elements);
+    for (int64_t i = 0; i < count; ++i)
+      in[size_t(i)] = value(r, i);
+    auto all = static_cast<size_t>(whole), part = all / size_t(n);
+    std::vector<double> tensor(all), block(part), blockAsync(part),
+        gathered(all), gatheredAsync(all);
+    for (int64_t i = 0; i < whole; ++i)
+      tensor[size_t(i)] = value(r, 3 * i);
+    std::string error;
+    ASSERT_TRUE(allReduce(c, DType::F32, ReduceOp::Mean, in.data(), sync.data(),
+                          count, error));
+    ASSERT_TRUE(reduceScatter(c, DType::F64, ReduceOp::Sum, tensor.data(),
+                              block.data(), outer, blockRows, inner, error));
+    ASSERT_TRUE(allGather(c, DType::F64, block.data(), gathered.data(), outer,
+                          blockRows, inner, error));
+    int64_t before = c.bytesSent();
+    auto a =
+        startAllReduce(c, DType::F32, ReduceOp::Mean, in.data(), async.data(),
+                       count, Channel::kFirstAsyncTag, error);
+    auto b = startReduceScatter(c, DType::F64, ReduceOp::Sum, tensor.data(),
+                                blockAsync.data(), outer, blockRows, inner,
+                                Channel::kFirstAsyncTag + 1, error);
+    ASSERT_TRUE(a && b) << error;
+    while (!a->done() || !b->done())
+      ASSERT_TRUE(a->progress(error) && b->progress(error)) << error;
+    auto g = startAllGather(c, DType::F64, blockAsync.data(),
+                            gatheredAsync.data(), outer, blockRows, inner,
+                            Channel::kFirstAsyncTag + 2, error);
+    ASSERT_TRUE(g) << error;
+    while (!g->done())
+      ASSERT_TRUE(g->progress(error)) << error;
+    EXPECT_EQ(async, sync);
+    EXPECT_EQ(blockAsync, block);
+    EXPECT_EQ(gatheredAsync, gathered);
+    // The same bytes as the synchronous ones.
+    EXPECT_EQ(c.bytesSent() - before, before);
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, RingTest,
                          ::testing::Combine(::testing::Values(1, 2, 3, 8),
                                             ::testing::Values(1, 5, 64)));
