@@ -36,9 +36,10 @@ def ScheduleCommunicationPass
        of the previous such collective's result, so one layer's parameters
        are gathered while the layer before computes.
 
-    Collectives with nothing to overlap stay synchronous. Every rank runs
-    the same program, so every group issues its collectives in the same
-    order.
+    Collectives with nothing to overlap stay synchronous, and so do those
+    over the pipeline axis (its ranks run different stages' programs, which
+    need not schedule them alike). The ranks of any other group run the
+    same program, so they issue their collectives in the same order.
   }];
   let options = [
     Option<"bucketMb", "bucket-mb", "double", /*default=*/"25",

@@ -33,6 +33,15 @@ bool isCollective(Operation *op) {
   return isa<dist::AllReduceOp, dist::ReduceScatterOp, dist::AllGatherOp>(op);
 }
 
+/// True for a collective over the pipeline axis: its group's ranks run
+/// different stages' programs, which need not schedule it alike, so it
+/// stays synchronous where it is.
+bool spansStages(Operation *op) {
+  auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  return axes && llvm::any_of(axes.getAsValueRange<StringAttr>(),
+                              [](StringRef axis) { return axis == "pp"; });
+}
+
 int64_t byteSize(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   Type e = tensor.getElementType();
@@ -251,9 +260,9 @@ void ScheduleCommunicationPass::schedule(Block &body) {
         p.firstUser = top;
       }
     }
-    // Unused (left for the canonicalizer), or next to another collective:
-    // it stays where it is.
-    if (!p.firstUser || isCollective(p.firstUser) ||
+    // Unused (left for the canonicalizer), over the pipeline axis, or next
+    // to another collective: it stays where it is.
+    if (!p.firstUser || spansStages(op) || isCollective(p.firstUser) ||
         (p.readyOp && isCollective(p.readyOp)))
       continue;
     placements.push_back(p);

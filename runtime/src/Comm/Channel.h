@@ -19,6 +19,15 @@
 
 namespace dtcrt {
 
+/// Called by a channel while it waits for a peer (a blocking collective, a
+/// pipeline's receive): the asynchronous collectives in flight move on
+/// meanwhile, so that a peer waiting for one of them is never stuck behind
+/// this rank's blocking wait. Null: nothing to do.
+inline void (*&whileBlocked())() {
+  static void (*hook)() = nullptr;
+  return hook;
+}
+
 class Channel {
 public:
   virtual ~Channel() = default;

@@ -48,6 +48,8 @@ bool MpiChannel::sendRecv(int to, const void *send, size_t sendBytes, int from,
       MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
       if (done)
         break;
+      if (whileBlocked())
+        whileBlocked()();
       if (spins < 64)
         continue;
       sched_yield();
@@ -152,6 +154,8 @@ bool MpiChannel::waitFor(MPI_Request &request, int peer, const char *what,
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done)
       return true;
+    if (whileBlocked())
+      whileBlocked()();
     if (spins % 16 == 0)
       reapPosted();
     if (spins < 64)

@@ -90,6 +90,16 @@ void progressAll(dtcrt_step_ctx *ctx) {
   }
 }
 
+/// The step context of the collectives in flight, for the blocked hook.
+dtcrt_step_ctx *inFlightCtx = nullptr;
+
+/// Channel::whileBlocked: a blocking wait moves the collectives in flight
+/// on.
+void progressWhileBlocked() {
+  if (!order.empty())
+    progressAll(inFlightCtx);
+}
+
 void startInFlight(dtcrt_step_ctx *ctx, int slot, int axes, const char *op,
                    const std::function<std::unique_ptr<PendingCollective>(
                        Channel &, int, std::string &)> &start) {
@@ -102,6 +112,8 @@ void startInFlight(dtcrt_step_ctx *ctx, int slot, int axes, const char *op,
     fatalError(std::string("internal: ") + op +
                " started again before its wait (slot " + std::to_string(slot) +
                ")");
+  inFlightCtx = ctx;
+  whileBlocked() = &progressWhileBlocked;
   Channel &c = channelOf(ctx, axes);
   int tag = Channel::kFirstAsyncTag + nextTag[axes & 7]++ % 16384;
   f.name = ctx && ctx->current_op ? ctx->current_op : op;

@@ -71,7 +71,10 @@ def main(argv):
         out, _ = job.communicate(timeout=args.limit)
     except subprocess.TimeoutExpired:
         job.kill()
-        os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # the signalled rank is gone already
         out = job.communicate()[0]
         print(out)
         print(f"still running after {args.limit:.0f} s")
