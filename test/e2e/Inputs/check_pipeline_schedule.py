@@ -61,20 +61,18 @@ def expected_order(schedule, p, s, m, v):
 
 
 def replay(stages, p, v):
-    """The bubble of the executed orders, each op taking its stage's median
-    duration of its kind, and waiting only for what it needs: a forward for
-    the previous model chunk's forward of its micro-batch (on the stage
-    before), a backward for the next chunk's backward (on the stage after;
-    the last chunk's for its own forward). Random slowdowns of single ops
-    (other processes on shared cores) drop out; what is left is the order's
-    own idle time. One figure per stage: (span - busy) / busy."""
-    def median(values):
-        values = sorted(values)
-        return values[len(values) // 2]
+    """The bubble of the executed orders, each op taking its stage's
+    shortest measured duration of its kind (the run least slowed by other
+    processes on shared cores: under a neighbouring test most runs of one
+    rank can be, which a median keeps), and waiting only for what it needs:
+    a forward for the previous model chunk's forward of its micro-batch (on
+    the stage before), a backward for the next chunk's backward (on the
+    stage after; the last chunk's for its own forward). What is left is the
+    order's own idle time. One figure per stage: (span - busy) / busy."""
     duration = {}
     for s, r in stages.items():
         for kind in "FB":
-            duration[s, kind] = median([e["end_s"] - e["begin_s"]
+            duration[s, kind] = min([e["end_s"] - e["begin_s"]
                                         for e in r["timeline"]
                                         if e["op"][0] == kind])
     done = {}
