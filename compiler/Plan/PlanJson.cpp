@@ -114,53 +114,32 @@ mlir::dtc::collectiveBytes(Operation *op, const int64_t sizes[3],
     }
   };
   CollectiveBytes c;
-  // An asynchronous collective sends what its synchronous form does.
-  if (auto ar = dyn_cast<dist::AllReduceStartOp>(op)) {
-    group(ar.getMeshAxes(), c);
-    auto t = ar.getInput().getType();
+  // An asynchronous collective sends what its synchronous form does (the
+  // size of a future is its result's).
+  auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  auto inBytes = [&] { return memory::byteSize(op->getOperand(0).getType()); };
+  if (isa<dist::AllReduceOp, dist::AllReduceStartOp>(op)) {
+    group(axes, c);
+    auto t = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t count = t.getNumElements(), n = c.groupSize, r = c.position;
-    int64_t es = memory::byteSize(t) / std::max<int64_t>(count, 1);
+    int64_t es = inBytes() / std::max<int64_t>(count, 1);
     if (n > 1)
       c.bytes = (2 * count - ringChunk(count, n, r) -
                  ringChunk(count, n, (r + 1) % n)) *
                 es;
-    c.tensorBytes = memory::byteSize(t);
+    c.tensorBytes = inBytes();
     return c;
   }
-  if (auto rs = dyn_cast<dist::ReduceScatterStartOp>(op)) {
-    group(rs.getMeshAxes(), c);
-    c.bytes = (c.groupSize - 1) * memory::byteSize(rs.getResult().getType());
-    c.tensorBytes = memory::byteSize(rs.getInput().getType());
+  if (isa<dist::ReduceScatterOp, dist::ReduceScatterStartOp>(op)) {
+    group(axes, c);
+    c.bytes = (c.groupSize - 1) * memory::byteSize(op->getResult(0).getType());
+    c.tensorBytes = inBytes();
     return c;
   }
-  if (auto ag = dyn_cast<dist::AllGatherStartOp>(op)) {
-    group(ag.getMeshAxes(), c);
-    c.bytes = (c.groupSize - 1) * memory::byteSize(ag.getInput().getType());
-    c.tensorBytes = memory::byteSize(ag.getResult().getType());
-    return c;
-  }
-  if (auto ar = dyn_cast<dist::AllReduceOp>(op)) {
-    group(ar.getMeshAxes(), c);
-    auto t = ar.getInput().getType();
-    int64_t count = t.getNumElements(), n = c.groupSize, r = c.position;
-    int64_t es = memory::byteSize(t) / std::max<int64_t>(count, 1);
-    if (n > 1)
-      c.bytes = (2 * count - ringChunk(count, n, r) -
-                 ringChunk(count, n, (r + 1) % n)) *
-                es;
-    c.tensorBytes = memory::byteSize(t);
-    return c;
-  }
-  if (auto rs = dyn_cast<dist::ReduceScatterOp>(op)) {
-    group(rs.getMeshAxes(), c);
-    c.bytes = (c.groupSize - 1) * memory::byteSize(rs.getResult().getType());
-    c.tensorBytes = memory::byteSize(rs.getInput().getType());
-    return c;
-  }
-  if (auto ag = dyn_cast<dist::AllGatherOp>(op)) {
-    group(ag.getMeshAxes(), c);
-    c.bytes = (c.groupSize - 1) * memory::byteSize(ag.getInput().getType());
-    c.tensorBytes = memory::byteSize(ag.getResult().getType());
+  if (isa<dist::AllGatherOp, dist::AllGatherStartOp>(op)) {
+    group(axes, c);
+    c.bytes = (c.groupSize - 1) * inBytes();
+    c.tensorBytes = memory::byteSize(op->getResult(0).getType());
     return c;
   }
   // A pipeline's transfer: the whole tensor, to one peer.
