@@ -287,14 +287,16 @@ void ScheduleCommunicationPass::schedule(Block &body) {
   // gather the backward repeats (sequence parallelism) is not moved into
   // the forward. Reductions start as soon as their operand is ready: their
   // result is no larger than the operand, which dies at the start.
+  llvm::DenseMap<Operation *, const Placement *> placementOf;
+  for (const Placement &p : placements)
+    placementOf[p.op] = &p;
   Operation *previousCollective = nullptr;
   for (Operation *op : ops) {
     if (!isCollective(op))
       continue;
-    auto it = llvm::find_if(placements,
-                            [&](const Placement &p) { return p.op == op; });
-    if (isa<dist::AllGatherOp>(op) && it != placements.end() && it->readyOp &&
-        previousCollective && position[previousCollective] > it->ready) {
+    const Placement *p = placementOf.lookup(op);
+    if (isa<dist::AllGatherOp>(op) && p && p->readyOp && previousCollective &&
+        position[previousCollective] > p->ready) {
       Operation *at = previousCollective->getNextNode();
       while (at != op && isCollective(at))
         at = at->getNextNode();
