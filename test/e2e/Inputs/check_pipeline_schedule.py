@@ -21,10 +21,14 @@ from dtc:
 
 With --bubble-tolerance, the bubble is measured on each pipeline (the
 stages of one data- and tensor-parallel coordinate) from the executed
-orders and the measured durations (replay()): each stage's idle time over
-its busy time, averaged over the stages; it must be within T of
+orders and the measured durations (replay()): the slowest stage's idle time
+over its busy time, averaged over the pipelines; it must be within T of
 (p - 1) / m, or (p - 1) / (V m) interleaved (REFERENCE.md, as a fraction of
-the ideal time). The wall-clock figure (the pipeline's first start to its
+the ideal time). The formula assumes equal stages: a faster stage also
+waits for the slowest one, idle time that is the stages' imbalance rather
+than the schedule's fill and drain (the slowest stage's own bubble is at
+most the formula's, and equals it when the stages are equal). The mean
+over all stages, which holds that imbalance, is printed beside it. The wall-clock figure (the pipeline's first start to its
 last end, less a stage's busy time) is printed beside it: on shared cores
 it also holds other processes' time slices and message latency. Prints the
 figures, then OK or FAIL (exit 1).
@@ -68,7 +72,8 @@ def replay(stages, p, v):
     a forward for the previous model chunk's forward of its micro-batch (on
     the stage before), a backward for the next chunk's backward (on the
     stage after; the last chunk's for its own forward). What is left is the
-    order's own idle time. One figure per stage: (span - busy) / busy."""
+    order's own idle time. One (bubble, busy) pair per stage, the bubble
+    (span - busy) / busy."""
     duration = {}
     for s, r in stages.items():
         for kind in "FB":
@@ -105,7 +110,7 @@ def replay(stages, p, v):
     out = []
     for s, r in stages.items():
         busy = sum(duration[s, e["op"][0]] for e in r["timeline"])
-        out.append((span - busy) / busy)
+        out.append(((span - busy) / busy, busy))
     return out
 
 
@@ -146,7 +151,7 @@ def main(argv):
         for r in reports:
             key = (r["coords"]["dp"], r["coords"]["tp"])
             pipelines.setdefault(key, {})[r["coords"]["pp"]] = r
-        wall, replayed = [], []
+        wall, slowest, mean = [], [], []
         for stages in pipelines.values():
             # Wall clock: from the pipeline's first start to its last end,
             # less each stage's busy time, over that busy time.
@@ -157,18 +162,22 @@ def main(argv):
             for r in stages.values():
                 busy = sum(e["end_s"] - e["begin_s"] for e in r["timeline"])
                 wall.append((span - busy) / busy)
-            replayed += replay(stages, p, v)
-        measured = sum(replayed) / len(replayed)
+            stage_bubbles = replay(stages, p, v)
+            slowest.append(max(stage_bubbles, key=lambda x: x[1])[0])
+            mean += [bubble for bubble, _ in stage_bubbles]
+        measured = sum(slowest) / len(slowest)
+        imbalanced = sum(mean) / len(mean)
         raw = sum(wall) / len(wall)
         formula = (p - 1) / (v * m)
         if abs(measured - formula) > args.bubble_tolerance:
-            problems.append(f"bubble {measured:.3f} (executed order, measured "
-                            f"durations), (p - 1) / "
+            problems.append(f"bubble {measured:.3f} (slowest stage, executed "
+                            f"order, measured durations), (p - 1) / "
                             f"{'(V m)' if v > 1 else 'm'} = {formula:.3f}, "
                             f"beyond {args.bubble_tolerance}")
-        bubble_text = (f"; bubble {measured:.3f} (executed order, measured "
-                       f"durations; wall clock {raw:.3f}), {formula:.3f} by "
-                       f"the formula")
+        bubble_text = (f"; bubble {measured:.3f} (slowest stage, executed "
+                       f"order, measured durations; mean over the stages "
+                       f"{imbalanced:.3f}, wall clock {raw:.3f}), "
+                       f"{formula:.3f} by the formula")
     print(f"{args.label}: {len(reports)} ranks ran the {args.schedule} order "
           f"(p={p}, m={m}{f', V={v}' if v > 1 else ''}){bubble_text}")
     for problem in problems:
