@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
+#include <deque>
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_PROPAGATESHARDINGPASS
@@ -74,7 +75,11 @@ private:
 
   dist::MeshAttr mesh;
   FlatSymbolRefAttr meshRef;
-  llvm::DenseMap<Value, ValueSharding> state;
+  /// Each value's state, in a deque (whose elements stay where they are as
+  /// it grows: visit() holds references into several values' states while
+  /// it looks others up, which a DenseMap's growth would move).
+  llvm::DenseMap<Value, size_t> stateIndex;
+  std::deque<ValueSharding> state;
   llvm::DenseSet<std::pair<Operation *, int64_t>> reported;
   /// Per op, the axes each of its factors is split over.
   llvm::DenseMap<Operation *, SmallVector<SmallVector<StringAttr>>> factorAxes;
@@ -91,7 +96,10 @@ private:
 } // namespace
 
 ValueSharding &PropagateShardingPass::stateOf(Value v) {
-  ValueSharding &s = state[v];
+  auto [it, inserted] = stateIndex.try_emplace(v, state.size());
+  if (inserted)
+    state.emplace_back();
+  ValueSharding &s = state[it->second];
   if (s.dims.empty())
     if (auto t = dyn_cast<RankedTensorType>(v.getType()))
       s.dims.resize(t.getRank());
@@ -560,6 +568,7 @@ void PropagateShardingPass::runOnOperation() {
     std::iter_swap(train, eval);
   for (func::FuncOp func : order) {
     state.clear();
+    stateIndex.clear();
     factorAxes.clear();
     origins.clear();
     wholeSums.clear();
