@@ -13,6 +13,8 @@
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Training/Passes.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -138,8 +140,30 @@ struct CompileCommandOptions {
   MixedPrecisionPassOptions precision{/*precision=*/"fp32"};
   /// True if --loss-scale-init or --loss-scale-window was given.
   bool lossScaleFlags = false;
+  /// `dtc plan`'s mode: nothing is written or built and no output folder is
+  /// needed, weights may be absent (a weightless model), and the plan
+  /// (plan.json's form) goes to *planResult. The memory limit is then the
+  /// caller's to check, except under --recompute auto, which needs it.
+  bool planOnly = false;
+  llvm::json::Value *planResult = nullptr;
+  /// Keep the diagnostics of the passes to oneself (a candidate plan that
+  /// `dtc plan` tries).
+  bool quiet = false;
 };
 int runCompileCommand(const CompileCommandOptions &options);
+
+struct PlanCommandOptions {
+  /// The model and every option of the plan, as `dtc compile` takes them.
+  CompileCommandOptions compile;
+  /// --json: print plan.json instead of the report.
+  bool json = false;
+};
+/// `dtc plan`: the plan of `options.compile` with its predicted memory and
+/// step time, as a report or as plan.json. A plan over the memory limit
+/// (--memory-limit, else the device profile's memory) names the rank, by
+/// how much, and the cheapest change of ZeRO stage, recompute or
+/// micro-batch that fits, and exits with 1.
+int runPlanCommand(const PlanCommandOptions &options);
 
 struct CalibrateCommandOptions {
   /// Where the profile JSON goes ("-": stdout).

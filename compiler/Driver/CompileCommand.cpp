@@ -71,6 +71,14 @@ static bool parseMesh(StringRef text, int64_t &dp, int64_t &tp, int64_t &pp) {
   return true;
 }
 
+/// A copy of `plan` that owns its strings: plan.json's names are borrowed
+/// from the MLIR context, which dies with the command.
+static llvm::json::Value ownedCopy(const llvm::json::Value &plan) {
+  std::string text;
+  llvm::raw_string_ostream(text) << plan;
+  return cantFail(llvm::json::parse(text));
+}
+
 /// Communication scheduling (--comm-overlap, --bucket-mb): after fusion,
 /// before memory planning.
 static void addCommScheduling(PassManager &pm,
@@ -168,7 +176,8 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   using llvm::json::Object;
   Object merged = *plans.front().getAsObject();
   Array ranks, stages, tensors;
-  double flops = 0, flopsAll = 0, slowest = 0;
+  double flops = 0, flopsAll = 0, slowest = -1, peakSeconds = 0;
+  Object slowestPredicted;
   int64_t parameters = -sharedParameters, before = 0, after = 0;
   for (auto [s, plan] : llvm::enumerate(plans)) {
     const Object &o = *plan.getAsObject();
@@ -184,7 +193,12 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
     before += *kernels.getInteger("before_fusion");
     after += *kernels.getInteger("after_fusion");
     double time = *o.getObject("predicted")->getNumber("step_time_s");
-    slowest = std::max(slowest, time);
+    // mfu x step time is a stage rank's model FLOPs over the peak.
+    peakSeconds += *o.getObject("predicted")->getNumber("mfu") * time;
+    if (time > slowest) {
+      slowest = time;
+      slowestPredicted = *o.getObject("predicted");
+    }
     stages.push_back(Object{{"stage", int64_t(s)},
                             {"forward_seconds", stageSeconds[s]},
                             {"step_time_s", time},
@@ -193,8 +207,11 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   // (p - 1) / m of the ideal time (../shared/REFERENCE.md): the slowest
   // stage's compute, stretched by the fill and drain of the pipeline.
   double bubble = double(pp - 1) / double(virtualStages * microBatches);
-  Object predicted = *merged.getObject("predicted");
+  // The slowest stage's breakdown, and the time its bubble adds.
+  Object predicted = std::move(slowestPredicted);
   double stepTime = slowest * (1 + bubble);
+  predicted["bubble_s"] = slowest * bubble;
+  predicted["mfu"] = stepTime > 0 ? peakSeconds / (double(pp) * stepTime) : 0;
   int64_t globalBatch = *merged.getInteger("global_batch");
   predicted["step_time_s"] = stepTime;
   predicted["samples_per_s"] = stepTime > 0 ? globalBatch / stepTime : 0.0;
@@ -217,7 +234,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
                             int64_t dp, int64_t tp, int64_t pp,
                             int64_t microBatches, StringRef schedule,
                             int64_t virtualStages, const DeviceProfile &profile,
-                            TimingScope &root) {
+                            double recomputeLimitGiB, TimingScope &root) {
   MLIRContext *context = module.getContext();
   TimingScope splitTimer = root.nest("pipeline stages");
   PassManager split(context);
@@ -319,7 +336,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     pm.addPass(createPartitionDataParallelPass(partition));
     RecomputePassOptions recompute;
     recompute.mode = cmd.recompute;
-    recompute.memoryLimit = int64_t(cmd.memoryLimitGiB * double(1 << 30));
+    recompute.memoryLimit = int64_t(recomputeLimitGiB * double(1 << 30));
     pm.addPass(createRecomputePass(recompute));
     SchedulePipelinePassOptions scheduling;
     scheduling.schedule = schedule.str();
@@ -346,16 +363,6 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     stageModules.push_back(std::move(stage));
   }
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
-    return reportError("cannot create '" + cmd.outDir + "': " + ec.message());
-  auto path = [&](StringRef name) {
-    SmallString<256> p(cmd.outDir);
-    llvm::sys::path::append(p, name);
-    return std::string(p);
-  };
-  CPUTargetOptions targetOptions;
-  targetOptions.arch = cmd.cpuArch;
-  std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
   SmallVector<ModuleOp> modules;
   SmallVector<std::string> weightsFiles;
   for (int64_t s = 0; s < pp; ++s) {
@@ -363,10 +370,6 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     weightsFiles.push_back("weights.stage" + std::to_string(s) + ".bin");
   }
   if (failed(verifyTransfers(modules)))
-    return 1;
-  std::string source;
-  llvm::raw_string_ostream os(source);
-  if (failed(target->emitPipelinedProgram(modules, weightsFiles, os)))
     return 1;
   // Parameters several stages hold (tied) count once in the plan.
   int64_t shared = 0;
@@ -392,11 +395,30 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
         arenaBytes,
         step->getAttrOfType<IntegerAttr>(memory::kArenaBytes).getInt());
   }
-  std::string plan;
-  llvm::raw_string_ostream planOs(plan);
   llvm::json::Value merged = mergeStagePlans(
       plans, stageSeconds, schedule, pp, virtualStages, microBatches, shared);
   merged.getAsObject()->try_emplace("op_stages", std::move(opStages));
+  if (cmd.planOnly) {
+    *cmd.planResult = ownedCopy(merged);
+    return 0;
+  }
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
+    return reportError("cannot create '" + cmd.outDir + "': " + ec.message());
+  auto path = [&](StringRef name) {
+    SmallString<256> p(cmd.outDir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  };
+  CPUTargetOptions targetOptions;
+  targetOptions.arch = cmd.cpuArch;
+  std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  if (failed(target->emitPipelinedProgram(modules, weightsFiles, os)))
+    return 1;
+  std::string plan;
+  llvm::raw_string_ostream planOs(plan);
   planOs << llvm::formatv("{0:2}", merged) << "\n";
   if (failed(writeFile(path("train.cpp"), source)) ||
       failed(writeFile(path("plan.json"), plan)))
@@ -473,10 +495,10 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (!(cmd.bucketMb >= 0) || cmd.bucketMb > 1e6)
     return reportError("--bucket-mb expects a size in MiB of 0 or more, got " +
                        Twine(std::to_string(cmd.bucketMb)));
-  if (cmd.target != "cpu")
+  if (cmd.target != "cpu" && !cmd.planOnly)
     return reportError("--target " + cmd.target +
                        " is not available (this build targets cpu)");
-  if (cmd.outDir.empty())
+  if (cmd.outDir.empty() && !cmd.planOnly)
     return reportError("-o OUTDIR is required");
   if (cmd.globalBatch <= 0)
     return reportError("--global-batch must be a positive integer");
@@ -549,6 +571,11 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   ImportOptions options;
   if (!parseShapeOptions(shapes, options))
     return 1;
+  options.requireWeights = !cmd.planOnly;
+  // `dtc plan` reports a plan over the limit (and what would fit) rather
+  // than failing in recompute.
+  double recomputeLimitGiB =
+      cmd.planOnly && cmd.recompute != "auto" ? 0 : cmd.memoryLimitGiB;
 
   // --timing: MLIR's timing report (as --mlir-timing prints it), with the
   // import, each pass, emission, the files and the host compiler as its
@@ -560,7 +587,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
 
   MLIRContext context;
   context.disableMultithreading();
-  DriverDiagnostics diagnostics(&context);
+  DriverDiagnostics diagnostics(&context, /*print=*/!cmd.quiet);
   TimingScope importTimer = root.nest("import (ONNX, clean-up)");
   FailureOr<OwningOpRef<ModuleOp>> module =
       importAndClean(&context, cmd.model, options);
@@ -578,7 +605,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
                        cmd.mesh + " has none)");
   if (pp > 1)
     return compilePipelined(cmd, **module, dp, tp, pp, local / micro, schedule,
-                            virtualStages, *profile, root);
+                            virtualStages, *profile, recomputeLimitGiB, root);
   if (tp > 1) {
     // Megatron's splits of the linear layers, as the seeds of propagation.
     PassManager plan(&context);
@@ -614,7 +641,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   pm.addPass(createPartitionDataParallelPass(partition));
   RecomputePassOptions recompute;
   recompute.mode = cmd.recompute;
-  recompute.memoryLimit = int64_t(cmd.memoryLimitGiB * double(1 << 30));
+  recompute.memoryLimit = int64_t(recomputeLimitGiB * double(1 << 30));
   pm.addPass(createRecomputePass(recompute));
   TimingScope trainTimer = root.nest("training step");
   pm.enableTiming(trainTimer);
@@ -635,6 +662,11 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   lateTimer.stop();
   if (cmd.explain)
     printExplanation(**module, llvm::outs());
+  if (cmd.planOnly) {
+    *cmd.planResult = ownedCopy(buildPlanJson(
+        **module, kernelsBeforeFusion, countKernels(**module), &*profile));
+    return 0;
+  }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(cmd.outDir))
     return reportError("cannot create '" + cmd.outDir + "': " + ec.message());

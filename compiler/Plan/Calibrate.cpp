@@ -26,6 +26,7 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#include <unistd.h>
 #endif
 
 #include <algorithm>
@@ -163,10 +164,26 @@ FailureOr<DeviceProfile> mlir::dtc::calibrateCpu(int threads,
   DeviceProfile p;
   p.name = "cpu";
   p.threads = threads;
+  // The machine's memory; the links are the built-in cpu profile's until
+  // calibrate measures MPI (its source says so).
+  {
+    std::string ignored;
+    DeviceProfile builtin = *loadDeviceProfile("cpu", ignored);
+    p.intraNode = builtin.intraNode;
+    p.interNode = builtin.interNode;
+    p.devicesPerNode = builtin.devicesPerNode;
+    p.networkEfficiency = builtin.networkEfficiency;
+    long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    p.memoryCapacity = pages > 0 && pageSize > 0
+                           ? double(pages) * double(pageSize)
+                           : builtin.memoryCapacity;
+  }
   char date[32] = "";
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
-  p.source = llvm::formatv("dtc calibrate --threads {0}, {1}", threads, date);
+  p.source = llvm::formatv("dtc calibrate --threads {0}, {1}; links not "
+                           "measured (the built-in cpu profile's)",
+                           threads, date);
   log << "dtc calibrate: " << threads << " thread(s)\n";
   // Other processes on the cores slow every parallel region down by whole
   // scheduler time slices; say so rather than let it pass for the machine.

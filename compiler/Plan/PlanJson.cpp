@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -94,6 +95,22 @@ static std::string shardingText(func::FuncOp step, unsigned i) {
   return text;
 }
 
+/// Into how many blocks argument `i`'s dtc.sharding cuts the whole tensor
+/// (1 if it has none): the product of the sizes of the axes splitting its
+/// dimensions, on a mesh of `sizes` (pp, dp, tp).
+static int64_t blocksOf(func::FuncOp step, unsigned i, const int64_t sizes[3]) {
+  auto sharding = step.getArgAttrOfType<dist::ShardingAttr>(i, "dtc.sharding");
+  if (!sharding)
+    return 1;
+  int64_t blocks = 1;
+  for (dist::AxisListAttr dim : sharding.getDims())
+    for (StringAttr axis : dim.getAxes())
+      blocks *= sizes[axis.getValue() == "pp"   ? 0
+                      : axis.getValue() == "dp" ? 1
+                                                : 2];
+  return blocks;
+}
+
 /// Elements of ring chunk `i` of `count` over `n` (count / n, the first
 /// count % n one more): how a ring all-reduce cuts its buffer.
 static int64_t ringChunk(int64_t count, int64_t n, int64_t i) {
@@ -175,6 +192,137 @@ commBytesPerStep(func::FuncOp func, const int64_t sizes[3],
   return bytes;
 }
 
+/// The time of one step of a rank's program, as a simulation of its ops in
+/// program order: kernels one after another on the device (the roofline of
+/// estimateOpSeconds), collectives one after another on the rank's link
+/// (estimateCollectiveSeconds over the slowest link of their group). A
+/// synchronous collective stops the kernels until it ends; an asynchronous
+/// one (dist.*_start) runs beside them, and its dist.wait stops them only
+/// if it has not ended yet. A dist.recv costs nothing here: the pipeline's
+/// waits for other stages are its bubble, priced apart.
+namespace {
+struct StepTime {
+  /// Kernels (recompute included), the replayed forward ops alone, the
+  /// collectives' own time, and the part of it the kernels wait for.
+  double compute = 0, recompute = 0, communication = 0, exposed = 0;
+};
+
+class StepSimulation {
+public:
+  StepSimulation(const DeviceProfile &profile, const int64_t sizes[3],
+                 const int64_t coords[3])
+      : profile(profile), sizes(sizes), coords(coords) {}
+
+  StepTime run(func::FuncOp func) {
+    visit(func);
+    return time;
+  }
+
+private:
+  /// The slowest link among the ranks of this rank's group over `axes`
+  /// (ranks numbered tp fastest, then dp, then pp; nodes of
+  /// devicesPerNode consecutive ranks).
+  const DeviceProfile::Link &linkOf(ArrayRef<StringRef> axes) {
+    int64_t first = -1;
+    bool crosses = false;
+    int64_t c[3] = {coords[0], coords[1], coords[2]};
+    std::function<void(size_t)> enumerate = [&](size_t k) {
+      if (crosses)
+        return;
+      if (k == axes.size()) {
+        int64_t rank = (c[0] * sizes[1] + c[1]) * sizes[2] + c[2];
+        int64_t node = rank / std::max<int64_t>(1, profile.devicesPerNode);
+        if (first < 0)
+          first = node;
+        crosses |= node != first;
+        return;
+      }
+      int a = axes[k] == "pp" ? 0 : axes[k] == "dp" ? 1 : 2;
+      for (int64_t i = 0; i < sizes[a]; ++i) {
+        c[a] = i;
+        enumerate(k + 1);
+      }
+      c[a] = coords[a];
+    };
+    enumerate(0);
+    return crosses ? profile.interNode : profile.intraNode;
+  }
+
+  /// Seconds `op` keeps the link busy; nullopt if it is no collective.
+  std::optional<double> collectiveSeconds(Operation *op) {
+    std::optional<CollectiveBytes> bytes = collectiveBytes(op, sizes, coords);
+    if (!bytes)
+      return std::nullopt;
+    CollectiveKind kind = CollectiveKind::Send;
+    if (isa<dist::AllReduceOp, dist::AllReduceStartOp>(op))
+      kind = CollectiveKind::AllReduce;
+    else if (isa<dist::ReduceScatterOp, dist::ReduceScatterStartOp>(op))
+      kind = CollectiveKind::ReduceScatter;
+    else if (isa<dist::AllGatherOp, dist::AllGatherStartOp>(op))
+      kind = CollectiveKind::AllGather;
+    SmallVector<StringRef> axes;
+    StringRef joined = bytes->axes;
+    joined.split(axes, '+');
+    return estimateCollectiveSeconds(kind, bytes->groupSize,
+                                     double(bytes->bytes), linkOf(axes),
+                                     profile.networkEfficiency);
+  }
+
+  void visit(func::FuncOp func) {
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (callee && !callee.isExternal())
+          visit(callee);
+        continue;
+      }
+      if (auto wait = dyn_cast<dist::WaitOp>(op)) {
+        auto it = done.find(op.getOperand(0));
+        if (it != done.end() && it->second > now) {
+          time.exposed += it->second - now;
+          now = it->second;
+        }
+        continue;
+      }
+      if (isa<dist::RecvOp>(op))
+        continue;
+      if (std::optional<double> seconds = collectiveSeconds(&op)) {
+        double start = std::max(now, linkFree);
+        linkFree = start + *seconds;
+        time.communication += *seconds;
+        if (isa<dist::AllReduceStartOp, dist::AllGatherStartOp,
+                dist::ReduceScatterStartOp>(op)) {
+          done[op.getResult(0)] = linkFree;
+          continue;
+        }
+        time.exposed += linkFree - now;
+        now = linkFree;
+        continue;
+      }
+      double seconds = estimateOpSeconds(&op, profile);
+      bool replayed = op.hasAttr("dtg.recompute");
+      if (!replayed && op.getNumRegions())
+        op.walk([&](Operation *inner) {
+          replayed |= inner != &op && inner->hasAttr("dtg.recompute");
+        });
+      if (replayed)
+        time.recompute += seconds;
+      time.compute += seconds;
+      now += seconds;
+    }
+  }
+
+  const DeviceProfile &profile;
+  const int64_t *sizes, *coords;
+  StepTime time;
+  /// The kernels' clock, the moment the link is next free, and when each
+  /// asynchronous collective ends.
+  double now = 0, linkFree = 0;
+  DenseMap<Value, double> done;
+};
+} // namespace
+
 llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                                            int64_t kernelsBeforeFusion,
                                            int64_t kernelsAfterFusion,
@@ -218,7 +366,8 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
         gradients += zero >= 2 && splitState.contains(argName(step, i))
                          ? whole / dp
                          : whole;
-        parametersTotal += cast<RankedTensorType>(type).getNumElements();
+        parametersTotal += cast<RankedTensorType>(type).getNumElements() *
+                           blocksOf(step, i, meshSizes.data());
       }
     } else if (role == "constant") {
       constants += bytes;
@@ -252,38 +401,42 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   if (eval)
     for (Type t : eval.getResultTypes())
       results += memory::byteSize(t);
-  int64_t arena = std::max(arenaOf(step), arenaOf(eval)),
-          activations = arenaOf(micro);
-  int64_t workspace = std::max<int64_t>(0, arena - activations - gradients);
+  int64_t arena = std::max(arenaOf(step), arenaOf(eval));
 
+  // What the forward saves for the backward: in @micro_step, or in
+  // @train_step where communication scheduling inlined the only (or last)
+  // micro-step.
   Array saved;
   int64_t savedBytes = 0;
-  if (micro)
-    for (Operation &op : micro.getBody().front().without_terminator()) {
-      if (op.hasAttr("dtg.backward") ||
-          isa<dtg::ConstantOp, dtg::ReshapeOp>(op))
-        continue;
-      for (Value v : op.getResults()) {
-        bool usedByBackward = false;
-        SmallVector<Value> worklist{v};
-        while (!worklist.empty() && !usedByBackward) {
-          Value w = worklist.pop_back_val();
-          for (Operation *user : w.getUsers()) {
-            if (isa<dtg::ReshapeOp>(user) && !user->hasAttr("dtg.backward"))
-              worklist.push_back(user->getResult(0));
-            else if (user->hasAttr("dtg.backward"))
-              usedByBackward = true;
-          }
+  func::FuncOp forward = micro ? micro : step;
+  for (Operation &op : forward.getBody().front().without_terminator()) {
+    if (op.hasAttr("dtg.backward") || isa<dtg::ConstantOp, dtg::ReshapeOp>(op))
+      continue;
+    for (Value v : op.getResults()) {
+      bool usedByBackward = false;
+      SmallVector<Value> worklist{v};
+      while (!worklist.empty() && !usedByBackward) {
+        Value w = worklist.pop_back_val();
+        for (Operation *user : w.getUsers()) {
+          if (isa<dtg::ReshapeOp>(user) && !user->hasAttr("dtg.backward"))
+            worklist.push_back(user->getResult(0));
+          else if (user->hasAttr("dtg.backward"))
+            usedByBackward = true;
         }
-        if (!usedByBackward)
-          continue;
-        int64_t bytes = memory::byteSize(v.getType());
-        savedBytes += bytes;
-        saved.push_back(Object{{"tensor", op.getName().getStringRef()},
-                               {"onnx_node", onnxNodeName(op.getLoc())},
-                               {"bytes", bytes}});
       }
+      if (!usedByBackward)
+        continue;
+      int64_t bytes = memory::byteSize(v.getType());
+      savedBytes += bytes;
+      saved.push_back(Object{{"tensor", op.getName().getStringRef()},
+                             {"onnx_node", onnxNodeName(op.getLoc())},
+                             {"bytes", bytes}});
     }
+  }
+  // The micro-step's arena holds its activations; an inlined micro-step's
+  // share of the step's arena is what it saves.
+  int64_t activations = micro ? arenaOf(micro) : savedBytes;
+  int64_t workspace = std::max<int64_t>(0, arena - activations - gradients);
 
   // Model FLOPs leave out the forward ops that recompute replays (marked
   // dtg.recompute, passes/Recompute); flops_per_step_all counts them.
@@ -301,11 +454,13 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     });
     return f;
   });
-  // Per rank so far; the step's model FLOPs are every data-parallel
-  // rank's.
+  // Per rank so far; the step's model FLOPs are every rank's of the stage.
   double rankFlops = flops;
-  flops *= double(dp);
-  double flopsAll = double(dp) * sumKernelOps(step, [](Operation *op) {
+  // The stage's ranks: dp copies of tp slices (a tensor-parallel rank
+  // computes its slice of each split contraction).
+  double stageRanks = double(dp * meshSizes[2]);
+  flops *= stageRanks;
+  double flopsAll = stageRanks * sumKernelOps(step, [](Operation *op) {
                       return estimateOpCost(op).flops;
                     });
   DeviceProfile fallback;
@@ -314,15 +469,24 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     fallback = *loadDeviceProfile("cpu", error);
     profile = &fallback;
   }
-  double stepTime = sumKernelOps(
-      step, [&](Operation *op) { return estimateOpSeconds(op, *profile); });
+  // Rank 0's step (the ranks of a stage run the same program; their
+  // groups can cross nodes differently, which rank 0 stands for).
+  int64_t origin[3] = {0, 0, 0};
+  StepTime time = StepSimulation(*profile, meshSizes.data(), origin).run(step);
+  double stepTime = time.compute + time.exposed;
   Object predicted{
       {"device_profile", profile->name},
       {"step_time_s", stepTime},
+      {"compute_s", time.compute},
+      {"recompute_s", time.recompute},
+      {"communication_s", time.communication},
+      {"exposed_communication_s", time.exposed},
+      {"bubble_s", 0.0},
       {"samples_per_s", stepTime > 0 ? double(globalBatch) / stepTime : 0.0},
-      {"mfu", stepTime > 0
-                  ? rankFlops / stepTime / peakGemmFlopsFor(*profile, 32)
-                  : 0.0},
+      {"mfu", stepTime > 0 ? rankFlops / stepTime /
+                                 peakGemmFlopsFor(*profile,
+                                                  precision == "fp32" ? 32 : 16)
+                           : 0.0},
       {"bubble_fraction", 0.0}};
 
   // What passes/Recompute chose: its clones carry dtg.recompute.

@@ -417,9 +417,24 @@ namespace {
 /// run at ~0.7), cuDNN convolutions ~0.6, memory-bound kernels ~80-90% of
 /// HBM bandwidth (STREAM-like copies on A100/H100), and a kernel launch
 /// costs ~5 us.
+///
+/// Memory and links, from the same datasheets and the DGX system guides:
+/// A100 40 or 80 GiB with NVLink 3 (600 GB/s both ways: 300 GB/s one way),
+/// DGX A100 nodes of 8 GPUs with one 200 Gb/s HDR InfiniBand port per GPU
+/// (25 GB/s); H100 80 GiB with NVLink 4 (450 GB/s one way), DGX H100 nodes
+/// of 8 with one 400 Gb/s NDR port per GPU (50 GB/s); H200 141 GB, links as
+/// the H100's. Collectives reach ~80% of a link (nccl-tests' bus bandwidth
+/// on DGX systems); a message costs ~2 us inside a node (NVLink) and ~5 us
+/// across nodes (InfiniBand), typical small-message figures.
 DeviceProfile gpuProfile(StringRef name, StringRef source, double gemm,
-                         double gemm16, double vector, double bandwidth) {
+                         double gemm16, double vector, double bandwidth,
+                         double memory, double nvlink, double infiniband) {
   DeviceProfile p;
+  p.memoryCapacity = memory;
+  p.intraNode = {nvlink, 2e-6};
+  p.interNode = {infiniband, 5e-6};
+  p.devicesPerNode = 8;
+  p.networkEfficiency = 0.8;
   p.name = name.str();
   p.source = source.str();
   p.peakGemmFlops = gemm;
@@ -445,6 +460,14 @@ DeviceProfile cpuProfile() {
   p.threads = 2;
   p.efficiency = {/*gemm=*/0.887, /*conv=*/0.567, /*elementwise=*/0.0594,
                   /*reduction=*/0.0446, /*memory=*/1};
+  // Not measured by calibrate yet: the development machine's 24 GiB, MPI
+  // over shared memory between the ranks of one host (a copy through
+  // memory: about a quarter of the bandwidth above, ~1 us a message), and
+  // 10 Gb/s Ethernet between hosts.
+  p.memoryCapacity = 24.0 * (1 << 30);
+  p.intraNode = {6e9, 1e-6};
+  p.interNode = {1.25e9, 30e-6};
+  p.devicesPerNode = 2;
   return p;
 }
 
@@ -453,16 +476,16 @@ std::optional<DeviceProfile> builtinProfile(StringRef name) {
     return cpuProfile();
   if (name == "a100-40g")
     return gpuProfile(name, "NVIDIA A100 40GB datasheet", 156e12, 312e12,
-                      19.5e12, 1555e9);
+                      19.5e12, 1555e9, 40.0 * (1 << 30), 300e9, 25e9);
   if (name == "a100-80g")
     return gpuProfile(name, "NVIDIA A100 80GB SXM datasheet", 156e12, 312e12,
-                      19.5e12, 2039e9);
+                      19.5e12, 2039e9, 80.0 * (1 << 30), 300e9, 25e9);
   if (name == "h100-sxm")
     return gpuProfile(name, "NVIDIA H100 SXM5 datasheet (dense)", 494.7e12,
-                      989.4e12, 66.9e12, 3350e9);
+                      989.4e12, 66.9e12, 3350e9, 80.0 * (1 << 30), 450e9, 50e9);
   if (name == "h200")
     return gpuProfile(name, "NVIDIA H200 SXM datasheet (dense)", 494.7e12,
-                      989.4e12, 66.9e12, 4800e9);
+                      989.4e12, 66.9e12, 4800e9, 141e9, 450e9, 50e9);
   return std::nullopt;
 }
 
@@ -475,19 +498,53 @@ std::string mlir::dtc::builtinDeviceProfileNames() {
 llvm::json::Value mlir::dtc::toJson(const DeviceProfile &p) {
   using llvm::json::Object;
   const DeviceProfile::Efficiency &e = p.efficiency;
-  return Object{{"name", p.name},
-                {"source", p.source},
-                {"peak_gemm_flops", p.peakGemmFlops},
-                {"peak_gemm_flops_16bit", p.peakGemmFlops16},
-                {"peak_vector_flops", p.peakVectorFlops},
-                {"memory_bandwidth_bytes_per_s", p.memoryBandwidth},
-                {"kernel_overhead_s", p.kernelOverheadS},
-                {"threads", p.threads},
-                {"efficiency", Object{{"gemm", e.gemm},
-                                      {"conv", e.conv},
-                                      {"elementwise", e.elementwise},
-                                      {"reduction", e.reduction},
-                                      {"memory", e.memory}}}};
+  Object o{{"name", p.name},
+           {"source", p.source},
+           {"peak_gemm_flops", p.peakGemmFlops},
+           {"peak_gemm_flops_16bit", p.peakGemmFlops16},
+           {"peak_vector_flops", p.peakVectorFlops},
+           {"memory_bandwidth_bytes_per_s", p.memoryBandwidth},
+           {"kernel_overhead_s", p.kernelOverheadS},
+           {"threads", p.threads},
+           {"efficiency", Object{{"gemm", e.gemm},
+                                 {"conv", e.conv},
+                                 {"elementwise", e.elementwise},
+                                 {"reduction", e.reduction},
+                                 {"memory", e.memory},
+                                 {"network", p.networkEfficiency}}},
+           {"memory_bytes", p.memoryCapacity},
+           {"devices_per_node", p.devicesPerNode}};
+  // A link without a bandwidth (a profile that prices no communication)
+  // is left out, as parseDeviceProfile reads it.
+  for (auto [key, link] : {std::pair<StringRef, const DeviceProfile::Link *>{
+                               "intra_node", &p.intraNode},
+                           {"inter_node", &p.interNode}})
+    if (link->bandwidth > 0)
+      o[key] = Object{{"bandwidth_bytes_per_s", link->bandwidth},
+                      {"latency_s", link->latencyS}};
+  return o;
+}
+
+double mlir::dtc::estimateCollectiveSeconds(CollectiveKind kind,
+                                            int64_t groupSize, double bytesSent,
+                                            const DeviceProfile::Link &link,
+                                            double networkEfficiency) {
+  if (groupSize <= 1 && kind != CollectiveKind::Send)
+    return 0;
+  double messages = 1;
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    messages = 2.0 * double(groupSize - 1);
+    break;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllGather:
+    messages = double(groupSize - 1);
+    break;
+  case CollectiveKind::Send:
+    break;
+  }
+  double rate = link.bandwidth * networkEfficiency;
+  return messages * link.latencyS + (rate > 0 ? bytesSent / rate : 0);
 }
 
 FailureOr<DeviceProfile>
@@ -555,7 +612,8 @@ mlir::dtc::parseDeviceProfile(const llvm::json::Value &value,
                               {"conv", &eff.conv},
                               {"elementwise", &eff.elementwise},
                               {"reduction", &eff.reduction},
-                              {"memory", &eff.memory}}) {
+                              {"memory", &eff.memory},
+                              {"network", &p.networkEfficiency}}) {
       if (failed(number(*eo, key, "efficiency.", *field, false, false)))
         return failure();
       if (*field > 1) {
@@ -563,6 +621,34 @@ mlir::dtc::parseDeviceProfile(const llvm::json::Value &value,
         return failure();
       }
     }
+  }
+  // The memory and the links (optional: profiles written before they were
+  // part of the form price no communication and check no capacity).
+  double perNode = 1;
+  if (failed(number(*o, "memory_bytes", "", p.memoryCapacity, false, true)) ||
+      failed(number(*o, "devices_per_node", "", perNode, false, false)))
+    return failure();
+  if (perNode != std::floor(perNode) || perNode > 1e6) {
+    error = "field \"devices_per_node\" must be a positive integer";
+    return failure();
+  }
+  p.devicesPerNode = int64_t(perNode);
+  for (auto [key, link] :
+       {std::pair<StringRef, DeviceProfile::Link *>{"intra_node", &p.intraNode},
+        {"inter_node", &p.interNode}}) {
+    const llvm::json::Value *v = o->get(key);
+    if (!v)
+      continue;
+    const llvm::json::Object *lo = v->getAsObject();
+    if (!lo) {
+      error = ("field \"" + key + "\" must be an object").str();
+      return failure();
+    }
+    std::string where = (key + ".").str();
+    if (failed(number(*lo, "bandwidth_bytes_per_s", where, link->bandwidth,
+                      true, false)) ||
+        failed(number(*lo, "latency_s", where, link->latencyS, true, true)))
+      return failure();
   }
   return p;
 }

@@ -100,7 +100,39 @@ struct DeviceProfile {
   /// Threads the figures were measured with (1 for GPUs: one device).
   int64_t threads = 1;
   Efficiency efficiency;
+  /// Memory of one device in bytes (0: not stated); `dtc plan` holds each
+  /// rank's peak against it when no --memory-limit is given.
+  double memoryCapacity = 0;
+  /// One kind of link between devices, as the alpha-beta model sees it:
+  /// the bandwidth a device sends at (one way), and each message's latency.
+  struct Link {
+    double bandwidth = 0;
+    double latencyS = 0;
+  };
+  /// Links inside a node (NVLink; shared memory between CPU ranks) and
+  /// between nodes (InfiniBand; Ethernet), and the devices of one node.
+  /// Ranks are numbered tp fastest, then dp, then pp (DESIGN.md), node by
+  /// node.
+  Link intraNode, interNode;
+  int64_t devicesPerNode = 1;
+  /// The fraction of a link's bandwidth collectives reach (nccl-tests'
+  /// bus bandwidth over the link's).
+  double networkEfficiency = 1;
 };
+
+/// The kinds of collective the alpha-beta model prices.
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, Send };
+
+/// Seconds of one collective in which a rank sends `bytesSent` bytes over a
+/// group of `groupSize` ranks, as ring algorithms run it
+/// (../shared/REFERENCE.md): 2(n - 1) latencies for an all-reduce, n - 1
+/// for a reduce-scatter or an all-gather, one for a send, plus the bytes
+/// over the link's bandwidth x the network efficiency. `link` is the
+/// slowest link the group crosses.
+double estimateCollectiveSeconds(CollectiveKind kind, int64_t groupSize,
+                                 double bytesSent,
+                                 const DeviceProfile::Link &link,
+                                 double networkEfficiency);
 
 /// Roofline time of `op` on `p`: max(compute seconds, bytes / (bandwidth x
 /// memory efficiency)) + the kernel overhead for kernel ops. Compute seconds

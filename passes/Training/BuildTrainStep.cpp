@@ -771,11 +771,16 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
     params.push_back(i);
     in.add(ctx, type, argString(main, i, kName),
            constants.contains(i) ? StringRef("constant") : role);
-    if (auto initial = main.getArgAttr(i, "dtg.initial"))
+    // A weightless model's parameters (`dtc plan`) have no initial value
+    // but are trained all the same.
+    Attribute initial = main.getArgAttr(i, "dtg.initial");
+    bool trained = llvm::is_contained(trainable, i);
+    if (initial || trained)
       in.attrs.back() = [&] {
         NamedAttrList list(in.attrs.back());
-        list.append("dtg.initial", initial);
-        if (llvm::is_contained(trainable, i))
+        if (initial)
+          list.append("dtg.initial", initial);
+        if (trained)
           list.append("dtg.trainable", UnitAttr::get(ctx));
         return list.getDictionary(ctx);
       }();

@@ -286,6 +286,49 @@ TEST(DeviceProfileTest, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(q->kernelOverheadS, 1e-6);
   EXPECT_DOUBLE_EQ(q->efficiency.conv, 0.25);
   EXPECT_DOUBLE_EQ(q->efficiency.memory, 0.8);
+  // No links: none written, none read.
+  EXPECT_DOUBLE_EQ(q->intraNode.bandwidth, 0);
+
+  p.memoryCapacity = 80e9;
+  p.devicesPerNode = 8;
+  p.networkEfficiency = 0.5;
+  p.intraNode = {300e9, 2e-6};
+  p.interNode = {25e9, 5e-6};
+  q = parseDeviceProfile(toJson(p), error);
+  ASSERT_TRUE(succeeded(q)) << error;
+  EXPECT_DOUBLE_EQ(q->memoryCapacity, 80e9);
+  EXPECT_EQ(q->devicesPerNode, 8);
+  EXPECT_DOUBLE_EQ(q->networkEfficiency, 0.5);
+  EXPECT_DOUBLE_EQ(q->intraNode.bandwidth, 300e9);
+  EXPECT_DOUBLE_EQ(q->intraNode.latencyS, 2e-6);
+  EXPECT_DOUBLE_EQ(q->interNode.bandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(q->interNode.latencyS, 5e-6);
+}
+
+// The alpha-beta times of REFERENCE.md, written out: a ring all-reduce of S
+// bytes over n ranks takes 2(n - 1) alpha + 2(n - 1)/n S / beta, where the
+// bytes a rank sends, 2(n - 1)/n S, are what the caller passes; an
+// all-gather or reduce-scatter (n - 1) alpha + (n - 1)/n S / beta; a send
+// alpha + S / beta; beta is the link's bandwidth times the network
+// efficiency.
+TEST(CollectiveTimeTest, AlphaBeta) {
+  DeviceProfile::Link link{100e9, 3e-6};
+  double S = 1e9;
+  EXPECT_DOUBLE_EQ(estimateCollectiveSeconds(CollectiveKind::AllReduce, 8,
+                                             2.0 * 7 / 8 * S, link, 0.5),
+                   2 * 7 * 3e-6 + 2.0 * 7 / 8 * S / 50e9);
+  EXPECT_DOUBLE_EQ(estimateCollectiveSeconds(CollectiveKind::AllGather, 4,
+                                             3.0 / 4 * S, link, 1),
+                   3 * 3e-6 + 3.0 / 4 * S / 100e9);
+  EXPECT_DOUBLE_EQ(estimateCollectiveSeconds(CollectiveKind::ReduceScatter, 4,
+                                             3.0 / 4 * S, link, 1),
+                   3 * 3e-6 + 3.0 / 4 * S / 100e9);
+  EXPECT_DOUBLE_EQ(
+      estimateCollectiveSeconds(CollectiveKind::Send, 2, S, link, 1),
+      3e-6 + S / 100e9);
+  // A group of one moves nothing.
+  EXPECT_EQ(estimateCollectiveSeconds(CollectiveKind::AllReduce, 1, 0, link, 1),
+            0);
 }
 
 /// The error parsing `text` gives ("" if it parses).
