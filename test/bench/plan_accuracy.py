@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""dtc's predicted step time against the measured one, plan by plan.
+
+The planner's acceptance on a CPU: for CPU plans at -np 1 and 2, the step
+time plan.json predicts (compile runs the same passes and cost model as
+`dtc plan`) within 25% of the measured median, and at -np 4 and 8 the
+predicted ranking of plans matching the measured one. This script
+
+1. measures this machine with `dtc calibrate --threads 1` (one thread per
+   rank, as the runs below use), unless --profile names a profile;
+2. exports the examples (examples/*/make_example.py, training data);
+3. for each plan, compiles it with --device-profile (the prediction:
+   plan.json's predicted.step_time_s, and its split into compute and
+   exposed communication), runs `mpirun -np N OUT/train` with
+   OMP_NUM_THREADS=1 for --steps steps and takes the median step_time_s
+   of the steps after the first two;
+4. prints one line per plan (predicted, measured, predicted / measured)
+   and how many are within 25%, then, per rank count with several plans,
+   whether the predicted order of the plans is the measured one.
+
+Not part of the suite (timings of a shared machine). Run with --help for
+the options.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+#: The GPT sizes the plans use (make_example.py's options).
+GPT = ["--vocab", "512", "--seq", "64", "--hidden", "256", "--layers", "4"]
+
+#: name: (example, export options, data inputs, ranks, compile flags)
+PLANS = {
+    "mlp": ("mlp", [], ["x", "y"], 1, ["--global-batch", "256"]),
+    "cnn": ("cnn", [], ["images", "labels"], 1, ["--global-batch", "16"]),
+    "gpt": ("gpt", GPT, ["tokens", "targets"], 1, ["--global-batch", "8"]),
+    "gpt-recompute": ("gpt", GPT, ["tokens", "targets"], 1,
+                      ["--global-batch", "8", "--recompute", "full"]),
+    "gpt-accumulate": ("gpt", GPT, ["tokens", "targets"], 1,
+                       ["--global-batch", "8", "--micro-batch", "2"]),
+    "gpt-dp2": ("gpt", GPT, ["tokens", "targets"], 2,
+                ["--global-batch", "8", "--mesh", "2x1x1"]),
+    "gpt-dp2-zero3": ("gpt", GPT, ["tokens", "targets"], 2,
+                      ["--global-batch", "8", "--mesh", "2x1x1", "--zero",
+                       "3"]),
+    "gpt-tp2": ("gpt", GPT, ["tokens", "targets"], 2,
+                ["--global-batch", "8", "--mesh", "1x2x1"]),
+    "gpt-pp2": ("gpt", GPT, ["tokens", "targets"], 2,
+                ["--global-batch", "8", "--micro-batch", "1", "--mesh",
+                 "1x1x2"]),
+    "gpt-dp4": ("gpt", GPT, ["tokens", "targets"], 4,
+                ["--global-batch", "8", "--mesh", "4x1x1"]),
+    "gpt-tp2-dp2": ("gpt", GPT, ["tokens", "targets"], 4,
+                    ["--global-batch", "8", "--mesh", "2x2x1"]),
+    "gpt-pp2-dp2": ("gpt", GPT, ["tokens", "targets"], 4,
+                    ["--global-batch", "8", "--micro-batch", "1", "--mesh",
+                     "2x1x2"]),
+    "gpt-pp4": ("gpt", GPT, ["tokens", "targets"], 4,
+                ["--global-batch", "8", "--micro-batch", "1", "--mesh",
+                 "1x1x4"]),
+}
+
+
+def run(cmd, env=None):
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    if result.returncode != 0:
+        sys.exit(f"plan_accuracy.py: {' '.join(cmd)} failed:\n"
+                 f"{result.stderr[-2000:]}")
+    return result.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dtc", default=os.path.join(ROOT, "build", "bin",
+                                                      "dtc"))
+    parser.add_argument("--exporter", default="/usr/bin/python3")
+    parser.add_argument("--profile", help="a device profile (default: "
+                        "measure this machine with dtc calibrate --threads 1)")
+    parser.add_argument("--plans", default=",".join(PLANS))
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--max-ranks", type=int, default=4)
+    args = parser.parse_args()
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory(prefix="dtc-plan-accuracy-") as tmp:
+        profile = args.profile
+        if not profile:
+            profile = os.path.join(tmp, "profile.json")
+            run([args.dtc, "calibrate", "--threads", "1", "-o", profile],
+                env=env)
+        exported = {}
+        rows = []
+        for name in args.plans.split(","):
+            example, sizes, inputs, ranks, flags = PLANS[name]
+            if ranks > args.max_ranks:
+                continue
+            key = (example, tuple(sizes))
+            if key not in exported:
+                out = os.path.join(tmp, f"{example}-{len(exported)}")
+                run([args.exporter,
+                     os.path.join(ROOT, "examples", example, "make_example.py"),
+                     "--out", out, "--training", "--train-data", "256"] +
+                    sizes)
+                exported[key] = out
+            model = exported[key]
+            out = os.path.join(tmp, name)
+            run([args.dtc, "compile", os.path.join(model, "model.onnx"), "-o",
+                 out, "--optimizer", "adamw", "--device-profile", profile] +
+                flags, env=env)
+            with open(os.path.join(out, "plan.json")) as f:
+                predicted = json.load(f)["predicted"]
+            data = ",".join(f"{i}={model}/train/{i}.npy" for i in inputs)
+            log = os.path.join(out, "log.jsonl")
+            cmd = [f"{out}/train", "--data", data, "--steps",
+                   str(args.steps), "--log-jsonl", log]
+            if ranks > 1:
+                cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root",
+                       "-np", str(ranks), "-x", "OMP_NUM_THREADS=1", "-x",
+                       "OPENBLAS_NUM_THREADS=1"] + cmd
+            run(cmd, env=env)
+            with open(log) as f:
+                times = [json.loads(line)["step_time_s"] for line in f]
+            measured = statistics.median(times[2:])
+            ratio = predicted["step_time_s"] / measured
+            rows.append((name, ranks, predicted, measured, ratio))
+            print(f"{name:16} -np {ranks}  predicted "
+                  f"{predicted['step_time_s'] * 1e3:9.2f} ms (compute "
+                  f"{predicted.get('compute_s', 0) * 1e3:8.2f}, exposed "
+                  f"communication "
+                  f"{predicted.get('exposed_communication_s', 0) * 1e3:7.2f},"
+                  f" bubble {predicted.get('bubble_s', 0) * 1e3:7.2f})  "
+                  f"measured {measured * 1e3:9.2f} ms  ratio {ratio:5.2f}",
+                  flush=True)
+    within = [r for r in rows if r[1] <= 2 and abs(r[4] - 1) <= 0.25]
+    small = [r for r in rows if r[1] <= 2]
+    print(f"within 25% at -np 1 and 2: {len(within)} of {len(small)} plans")
+    for ranks in sorted({r[1] for r in rows}):
+        group = [r for r in rows if r[1] == ranks]
+        if len(group) < 2:
+            continue
+        by_prediction = [r[0] for r in sorted(group,
+                                              key=lambda r: r[2]["step_time_s"])]
+        by_measurement = [r[0] for r in sorted(group, key=lambda r: r[3])]
+        print(f"-np {ranks}: predicted order {' < '.join(by_prediction)}; "
+              f"measured {' < '.join(by_measurement)}: "
+              f"{'the same' if by_prediction == by_measurement else 'differs'}")
+
+
+if __name__ == "__main__":
+    main()
