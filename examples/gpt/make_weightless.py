@@ -11,8 +11,9 @@ metadata, so they plan models far larger than this machine could hold;
 The graph is written with onnx.helper, not exported by PyTorch (that would
 need the weights): static shapes but for the batch axis, the parameters
 named as PyTorch names them (transformer.h.N.attn.c_attn.weight, ...),
-weights stored [in, out] (MatMul's right operand), the node names
-/h.N/attn/... as PyTorch's exporter makes them. Parameters per Megatron-LM's
+linear layers as PyTorch exports nn.Linear (the weight [out, in] through a
+Transpose into MatMul, then the bias added), the node names /h.N/attn/...
+as PyTorch's exporter makes them. Parameters per Megatron-LM's
 eq. 2 (../../../shared/REFERENCE.md): 12 l h^2 (1 + 13/(12 h) + (V + s)/(12 l
 h)).
 
@@ -92,9 +93,11 @@ def build(layers, hidden, heads, seq, vocab):
                       node, axis=-1, epsilon=1e-5)
 
     def linear(x, prefix, node, n_in, n_out):
-        y = g.node("MatMul", [x, g.weight(prefix + ".weight", (n_in, n_out))],
-                   node + "/MatMul")
-        return g.node("Add", [y, g.weight(prefix + ".bias", (n_out,))],
+        # As PyTorch exports nn.Linear: the weight [out, in], transposed.
+        w = g.node("Transpose", [g.weight(prefix + ".weight", (n_out, n_in))],
+                   node + "/Transpose", perm=[1, 0])
+        y = g.node("MatMul", [x, w], node + "/MatMul")
+        return g.node("Add", [g.weight(prefix + ".bias", (n_out,)), y],
                       node + "/Add")
 
     for i in range(layers):

@@ -260,6 +260,53 @@ void lowerForward(func::FuncOp func, Type low) {
   }
 }
 
+/// Softmax outputs are kept for the backward in 16 bits where the forward
+/// casts them so anyway (for their product with the values): the backward
+/// reads the 16-bit copy, widened, instead of the fp32 output, which then
+/// dies within the forward. Megatron-LM's fused softmax keeps its 16-bit
+/// output alone (Korthikanti et al.'s 2as^2b bytes a layer); keeping both
+/// would triple them, the largest activation of long sequences. The
+/// gradient differs from the fp32 output's by the 16-bit rounding of
+/// probabilities in [0, 1].
+void saveSoftmaxIn16Bits(Block &body, Type low) {
+  MLIRContext *ctx = low.getContext();
+  for (Operation &op : body.without_terminator()) {
+    auto softmax = dyn_cast<dtg::SoftmaxOp>(op);
+    if (!softmax || op.hasAttr(kBackward) ||
+        !elementTypeOf(softmax.getResult()).isF32())
+      continue;
+    Value y = softmax.getResult();
+    dtg::CastOp narrow;
+    for (Operation *user : y.getUsers())
+      if (auto cast = dyn_cast<dtg::CastOp>(user);
+          cast && !cast->hasAttr(kBackward) &&
+          elementTypeOf(cast.getResult()) == low) {
+        narrow = cast;
+        break;
+      }
+    if (!narrow)
+      continue;
+    SmallVector<OpOperand *> uses;
+    Operation *first = nullptr;
+    for (OpOperand &use : y.getUses()) {
+      Operation *user = use.getOwner();
+      if (!user->hasAttr(kBackward))
+        continue;
+      uses.push_back(&use);
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    }
+    if (uses.empty())
+      continue;
+    OpBuilder builder(first);
+    Value widened = builder.create<dtg::CastOp>(softmax.getLoc(), y.getType(),
+                                                narrow.getResult());
+    widened.getDefiningOp()->setAttr(kBackward, UnitAttr::get(ctx));
+    for (OpOperand *use : uses)
+      use->set(widened);
+  }
+}
+
 struct MixedPrecisionPass
     : public dtc::impl::MixedPrecisionPassBase<MixedPrecisionPass> {
   using MixedPrecisionPassBase::MixedPrecisionPassBase;
@@ -460,6 +507,7 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   for (Operation &op : body.without_terminator())
     if (!forward.contains(&op))
       op.setAttr(kBackward, UnitAttr::get(ctx));
+  saveSoftmaxIn16Bits(body, lowType);
   micro.setFunctionType(
       FunctionType::get(ctx, body.getArgumentTypes(), resultTypes));
   return success();

@@ -16,7 +16,15 @@ the papers, not from dtc's code:
   the same, ZeRO 3 1.5 times), plus --dp-scalars all-reduces of one fp32
   scalar each (the loss and its token count), of which rank 0 sends 4
   bytes: exactly;
-- the pipeline bubble, (p - 1)/(v m): exactly.
+- the pipeline bubble, (p - 1)/(v m): exactly;
+- with --check-activations (16-bit): the activations one layer saves for
+  its backward (plan.json's saved_activations of the nodes /h.1/..., a
+  middle layer: its residual sums are the next layer's norm inputs), per
+  micro-batch of b sequences, within 10% of Korthikanti et al.'s table 2
+  under the same saved set: sbh (10 + 24/t + 5as/(ht)) less the dropout
+  terms the model has none of (two sbh masks, and 3as^2b of the attention
+  dropout's mask and output), so sbh (8 + 24/t + 2as/(ht)); printed tensor
+  by tensor.
 
 Usage: check_gpt_formulas.py PLAN.json --layers L --hidden H --seq S
            --vocab V [--check-states] [--grad-bytes N --dp-scalars K]
@@ -34,6 +42,8 @@ def main(argv):
     parser.add_argument("--check-states", action="store_true")
     parser.add_argument("--grad-bytes", type=int)
     parser.add_argument("--dp-scalars", type=int, default=0)
+    parser.add_argument("--check-activations", action="store_true")
+    parser.add_argument("--heads", type=int)
     args = parser.parse_args(argv[1:])
     with open(args.plan) as f:
         plan = json.load(f)
@@ -84,6 +94,22 @@ def main(argv):
               f"{args.dp_scalars} scalar all-reduces {scalars} = {want:.0f}")
         if got != round(want):
             problems.append("dp bytes differ")
+
+    if args.check_activations:
+        a, b = args.heads, plan["micro_batch"]
+        sbh = s * b * h
+        want = sbh * (8 + 24 / tp + 2 * a * s / (h * tp))
+        layer = [e for e in rank0["saved_activations"]
+                 if e["onnx_node"].startswith("/h.1/")]
+        got = sum(e["bytes"] for e in layer)
+        for e in sorted(layer, key=lambda e: -e["bytes"]):
+            print(f"  {e['bytes'] / sbh:7.3f} sbh  {e['onnx_node']} "
+                  f"({e['tensor']})")
+        print(f"activations of layer 1 {got} bytes = {got / sbh:.3f} sbh, "
+              f"Korthikanti table 2 without dropout {want:.0f} = "
+              f"{want / sbh:.3f} sbh (ratio {got / want:.4f})")
+        if abs(got / want - 1) > 0.10:
+            problems.append("activations beyond 10%")
 
     if pp > 1:
         v = plan.get("virtual_stages", 1)
