@@ -11,6 +11,7 @@
 #include "dialects/DTG/IR/DTGFusion.h"
 #include "dialects/DTG/IR/DTGOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
@@ -112,8 +113,11 @@ class GroupFinder {
 public:
   explicit GroupFinder(Block &block) : block(block) {
     int64_t p = 0;
-    for (Operation &op : block)
+    for (Operation &op : block) {
+      if (isa<func::CallOp>(op))
+        callPositions.push_back(p);
       position[&op] = p++;
+    }
   }
 
   /// Groups that save at least one kernel, in the order found.
@@ -132,8 +136,21 @@ private:
   /// Kernels the group saves.
   int64_t saved(const Group &group) const;
 
+  /// True if a call lies between `producer` and the group's seed: fusing
+  /// would move the producer's work (and keep its operands alive) past the
+  /// call, whose own memory then comes on top (the sum of every
+  /// micro-step's gradients, fused into one kernel after the last
+  /// micro-step, kept all of their gradients at once).
+  bool crossesCall(Operation *producer, const Group &group) const {
+    auto next = llvm::upper_bound(callPositions, position.lookup(producer));
+    return next != callPositions.end() &&
+           *next < position.lookup(group.seed);
+  }
+
   Block &block;
   llvm::DenseMap<Operation *, int64_t> position;
+  /// Positions of the block's calls, in order.
+  SmallVector<int64_t> callPositions;
   /// Non-view ops already in a group.
   llvm::DenseSet<Operation *> assigned;
 };
@@ -197,7 +214,8 @@ bool GroupFinder::usersAllow(Group &group, Operation *op, Phase phase) {
 bool GroupFinder::tryAdd(Group &group, Operation *producer,
                          Operation *consumer) {
   if (!producer || producer->getBlock() != &block ||
-      group.ops.count(producer) || !allTypesSupported(producer))
+      group.ops.count(producer) || !allTypesSupported(producer) ||
+      crossesCall(producer, group))
     return false;
   Phase consumerPhase = group.ops.lookup(consumer);
   bool consumerIsView = dtg::isFusibleView(consumer);
