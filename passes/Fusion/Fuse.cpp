@@ -143,8 +143,7 @@ private:
   /// micro-step, kept all of their gradients at once).
   bool crossesCall(Operation *producer, const Group &group) const {
     auto next = llvm::upper_bound(callPositions, position.lookup(producer));
-    return next != callPositions.end() &&
-           *next < position.lookup(group.seed);
+    return next != callPositions.end() && *next < position.lookup(group.seed);
   }
 
   Block &block;
