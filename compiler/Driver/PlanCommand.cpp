@@ -49,7 +49,7 @@ struct Candidate {
 };
 } // namespace
 
-/// The micro-batch `cmd` uses (0 if its options do not say).
+/// The micro-batch a plan uses (0 if it does not say).
 static int64_t microBatchOf(const llvm::json::Object &plan) {
   std::optional<int64_t> micro = plan.getInteger("micro_batch");
   return micro ? *micro : 0;

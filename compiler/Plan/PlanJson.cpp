@@ -95,6 +95,11 @@ static std::string shardingText(func::FuncOp step, unsigned i) {
   return text;
 }
 
+/// The index of mesh axis `axis` in (pp, dp, tp) order.
+static int axisIndex(StringRef axis) {
+  return axis == "pp" ? 0 : axis == "dp" ? 1 : 2;
+}
+
 /// Into how many blocks argument `i`'s dtc.sharding cuts the whole tensor
 /// (1 if it has none): the product of the sizes of the axes splitting its
 /// dimensions, on a mesh of `sizes` (pp, dp, tp).
@@ -105,9 +110,7 @@ static int64_t blocksOf(func::FuncOp step, unsigned i, const int64_t sizes[3]) {
   int64_t blocks = 1;
   for (dist::AxisListAttr dim : sharding.getDims())
     for (StringAttr axis : dim.getAxes())
-      blocks *= sizes[axis.getValue() == "pp"   ? 0
-                      : axis.getValue() == "dp" ? 1
-                                                : 2];
+      blocks *= sizes[axisIndex(axis.getValue())];
   return blocks;
 }
 
@@ -124,7 +127,7 @@ mlir::dtc::collectiveBytes(Operation *op, const int64_t sizes[3],
     c.groupSize = 1;
     c.position = 0;
     for (StringRef axis : axes.getAsValueRange<StringAttr>()) {
-      int a = axis == "pp" ? 0 : axis == "dp" ? 1 : 2;
+      int a = axisIndex(axis);
       c.groupSize *= sizes[a];
       c.position = c.position * sizes[a] + coords[a];
       c.axes += (c.axes.empty() ? "" : "+") + axis.str();
@@ -136,6 +139,7 @@ mlir::dtc::collectiveBytes(Operation *op, const int64_t sizes[3],
   auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
   auto inBytes = [&] { return memory::byteSize(op->getOperand(0).getType()); };
   if (isa<dist::AllReduceOp, dist::AllReduceStartOp>(op)) {
+    c.kind = CollectiveKind::AllReduce;
     group(axes, c);
     auto t = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t count = t.getNumElements(), n = c.groupSize, r = c.position;
@@ -148,12 +152,14 @@ mlir::dtc::collectiveBytes(Operation *op, const int64_t sizes[3],
     return c;
   }
   if (isa<dist::ReduceScatterOp, dist::ReduceScatterStartOp>(op)) {
+    c.kind = CollectiveKind::ReduceScatter;
     group(axes, c);
     c.bytes = (c.groupSize - 1) * memory::byteSize(op->getResult(0).getType());
     c.tensorBytes = inBytes();
     return c;
   }
   if (isa<dist::AllGatherOp, dist::AllGatherStartOp>(op)) {
+    c.kind = CollectiveKind::AllGather;
     group(axes, c);
     c.bytes = (c.groupSize - 1) * inBytes();
     c.tensorBytes = memory::byteSize(op->getResult(0).getType());
@@ -219,33 +225,24 @@ public:
   }
 
 private:
-  /// The slowest link among the ranks of this rank's group over `axes`
-  /// (ranks numbered tp fastest, then dp, then pp; nodes of
-  /// devicesPerNode consecutive ranks).
-  const DeviceProfile::Link &linkOf(ArrayRef<StringRef> axes) {
-    int64_t first = -1;
-    bool crosses = false;
-    int64_t c[3] = {coords[0], coords[1], coords[2]};
-    std::function<void(size_t)> enumerate = [&](size_t k) {
-      if (crosses)
-        return;
-      if (k == axes.size()) {
-        int64_t rank = (c[0] * sizes[1] + c[1]) * sizes[2] + c[2];
-        int64_t node = rank / std::max<int64_t>(1, profile.devicesPerNode);
-        if (first < 0)
-          first = node;
-        crosses |= node != first;
-        return;
-      }
-      int a = axes[k] == "pp" ? 0 : axes[k] == "dp" ? 1 : 2;
-      for (int64_t i = 0; i < sizes[a]; ++i) {
-        c[a] = i;
-        enumerate(k + 1);
-      }
-      c[a] = coords[a];
+  /// The slowest link among the ranks of this rank's group over `axes`.
+  /// Ranks are numbered tp fastest, then dp, then pp, and a node holds
+  /// devicesPerNode consecutive ranks, so the group stays in one node
+  /// exactly when its first and last ranks do.
+  const DeviceProfile::Link &linkOf(StringRef axes) {
+    int64_t first[3] = {coords[0], coords[1], coords[2]};
+    int64_t last[3] = {coords[0], coords[1], coords[2]};
+    SmallVector<StringRef> names;
+    axes.split(names, '+');
+    for (StringRef axis : names) {
+      first[axisIndex(axis)] = 0;
+      last[axisIndex(axis)] = sizes[axisIndex(axis)] - 1;
+    }
+    auto node = [&](const int64_t c[3]) {
+      int64_t rank = (c[0] * sizes[1] + c[1]) * sizes[2] + c[2];
+      return rank / std::max<int64_t>(1, profile.devicesPerNode);
     };
-    enumerate(0);
-    return crosses ? profile.interNode : profile.intraNode;
+    return node(first) == node(last) ? profile.intraNode : profile.interNode;
   }
 
   /// Seconds `op` keeps the link busy; nullopt if it is no collective.
@@ -253,18 +250,8 @@ private:
     std::optional<CollectiveBytes> bytes = collectiveBytes(op, sizes, coords);
     if (!bytes)
       return std::nullopt;
-    CollectiveKind kind = CollectiveKind::Send;
-    if (isa<dist::AllReduceOp, dist::AllReduceStartOp>(op))
-      kind = CollectiveKind::AllReduce;
-    else if (isa<dist::ReduceScatterOp, dist::ReduceScatterStartOp>(op))
-      kind = CollectiveKind::ReduceScatter;
-    else if (isa<dist::AllGatherOp, dist::AllGatherStartOp>(op))
-      kind = CollectiveKind::AllGather;
-    SmallVector<StringRef> axes;
-    StringRef joined = bytes->axes;
-    joined.split(axes, '+');
-    return estimateCollectiveSeconds(kind, bytes->groupSize,
-                                     double(bytes->bytes), linkOf(axes),
+    return estimateCollectiveSeconds(bytes->kind, bytes->groupSize,
+                                     double(bytes->bytes), linkOf(bytes->axes),
                                      profile.networkEfficiency);
   }
 

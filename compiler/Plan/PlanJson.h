@@ -27,6 +27,8 @@ llvm::json::Value buildPlanJson(ModuleOp module, int64_t kernelsBeforeFusion,
 
 /// What one collective of a rank's program sends.
 struct CollectiveBytes {
+  /// What it does (a pipeline's send is a Send).
+  CollectiveKind kind = CollectiveKind::Send;
   /// The mesh axes of its group, joined by '+' ("dp").
   std::string axes;
   int64_t groupSize = 1, position = 0;

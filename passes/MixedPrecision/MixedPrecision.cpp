@@ -483,7 +483,11 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
     Value typed =
         b.castTo(r, cast<RankedTensorType>(resultTypes[k]).getElementType());
     // A forward result's cast (a stage's activation sent on, the new
-    // running statistics) is forward work.
+    // running statistics) is forward work, and sits with the forward, right
+    // after its operand: left before the return, after the backward, later
+    // passes would take it for backward (recompute would replay the forward
+    // it reads after the backward, and a stage would send its activation
+    // late).
     bool isGradient = (k >= 2 && k < 2 + numGrads) ||
                       llvm::is_contained(activationGradResults, unsigned(k));
     if (!isGradient && typed != r)
@@ -491,8 +495,14 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
           def && !llvm::any_of(def->getOperands(), [&](Value o) {
             Operation *d = o.getDefiningOp();
             return d && d->getBlock() == &body && !forward.contains(d);
-          }))
+          })) {
         forward.insert(def);
+        if (Operation *source = r.getDefiningOp();
+            source && source->getBlock() == &body)
+          def->moveAfter(source);
+        else
+          def->moveBefore(&body.front());
+      }
     newResults.push_back(typed);
   }
   Operation *temporary = body.getTerminator();

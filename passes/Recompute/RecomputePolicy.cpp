@@ -59,27 +59,11 @@ SmallVector<Operation *> mlir::dtc::recompute::backwardOps(func::FuncOp func) {
   SmallVector<Operation *> ops;
   if (func.isExternal())
     return ops;
-  Operation *terminator = func.getBody().front().getTerminator();
-  // A forward output computed after the backward began (mixed precision
-  // casts a pipeline stage's activation for the next stage just before
-  // the return): unmarked, read only by the return, reading no backward
-  // value. Counting it as backward would recompute the forward it reads
-  // after the backward, and send the activation late.
-  auto isLateForwardOutput = [&](Operation &op) {
-    return !op.hasAttr(kBackward) && op.getNumResults() > 0 &&
-           llvm::all_of(op.getUsers(),
-                        [&](Operation *user) { return user == terminator; }) &&
-           llvm::none_of(op.getOperands(), [](Value v) {
-             Operation *def = v.getDefiningOp();
-             return def && def->hasAttr(kBackward);
-           });
-  };
   bool inBackward = false;
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (op.hasAttr(kBackward) && !isa<dtg::ConstantOp>(op))
       inBackward = true;
-    if (isa<dtg::ConstantOp>(op) ? op.hasAttr(kBackward)
-                                 : inBackward && !isLateForwardOutput(op))
+    if (isa<dtg::ConstantOp>(op) ? op.hasAttr(kBackward) : inBackward)
       ops.push_back(&op);
   }
   return ops;
