@@ -5,7 +5,8 @@ Usage: kill_rank.py --np N --rank R --signal KILL|STOP [--limit S]
 
 Runs `mpirun -np N TRAIN ARGS... --log-jsonl LOG`, waits until the run has
 logged K steps (default 1: it is in its training loop), sends the signal to the process
-of rank R (found by OMPI_COMM_WORLD_RANK in /proc/PID/environ), and waits at
+of rank R (the process of this job's mpirun that runs TRAIN with
+OMPI_COMM_WORLD_RANK=R in /proc/PID/environ), and waits at
 most S seconds (default 60) for the whole job to end. Prints what mpirun and
 the ranks wrote, then "ended after T s with status X" or "still running
 after S s" (and kills the job). A job that ends by itself is what a dead or
@@ -20,20 +21,41 @@ import tempfile
 import time
 
 
-def rank_pid(train, rank):
+def parent_pid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # The command name (field 2) may hold spaces; the parent follows
+            # the closing parenthesis and the state.
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descends_from(pid, ancestor):
+    while pid and pid > 1:
+        if pid == ancestor:
+            return True
+        pid = parent_pid(pid)
+    return False
+
+
+def rank_pid(train, rank, job_pid):
+    """The process of `rank` in this job: it runs `train` (the same file, not
+    just the same name: other tests may run their own `train` at the same
+    time) and descends from this job's mpirun."""
+    exe = os.path.realpath(train)
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
-            if not cmd or os.path.basename(cmd[0]) != os.path.basename(train).encode():
+            if os.path.realpath(f"/proc/{pid}/exe") != exe:
                 continue
             with open(f"/proc/{pid}/environ", "rb") as f:
                 env = f.read().split(b"\0")
         except OSError:
             continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+        if (f"OMPI_COMM_WORLD_RANK={rank}".encode() in env
+                and descends_from(int(pid), job_pid)):
             return int(pid)
     return None
 
@@ -59,7 +81,7 @@ def main(argv):
             if f.read().count("\n") >= args.after_steps:
                 break
         time.sleep(0.05)
-    pid = rank_pid(train, args.rank)
+    pid = rank_pid(train, args.rank, job.pid)
     if pid is None or job.poll() is not None:
         job.kill()
         print(job.communicate()[0])
