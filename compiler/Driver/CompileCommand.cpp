@@ -389,7 +389,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
   int64_t arenaBytes = 0;
   for (int64_t s = 0; s < pp; ++s) {
     plans.push_back(buildPlanJson(modules[s], kernelsBefore[s],
-                                  countKernels(modules[s]), &profile));
+                                  countKernels(modules[s]), &profile, s));
     auto step = modules[s].lookupSymbol<func::FuncOp>("train_step");
     arenaBytes = std::max(
         arenaBytes,

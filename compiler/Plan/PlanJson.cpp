@@ -177,17 +177,22 @@ mlir::dtc::collectiveBytes(Operation *op, const int64_t sizes[3],
 
 /// The bytes one rank sends per step through each mesh-axis group: the
 /// dist collectives of `func` and of the functions it calls (once per
-/// call).
-static std::map<std::string, int64_t>
+/// call; each callee's bytes are counted once and kept in `callees`).
+using AxisBytes = std::map<std::string, int64_t>;
+static const AxisBytes &
 commBytesPerStep(func::FuncOp func, const int64_t sizes[3],
-                 const int64_t coords[3]) {
-  std::map<std::string, int64_t> bytes;
+                 const int64_t coords[3],
+                 DenseMap<Operation *, AxisBytes> &callees) {
+  auto it = callees.find(func);
+  if (it != callees.end())
+    return it->second;
+  AxisBytes bytes;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           op, call.getCalleeAttr());
       if (callee)
-        for (auto [key, b] : commBytesPerStep(callee, sizes, coords))
+        for (auto [key, b] : commBytesPerStep(callee, sizes, coords, callees))
           bytes[key] += b;
       return;
     }
@@ -195,7 +200,7 @@ commBytesPerStep(func::FuncOp func, const int64_t sizes[3],
       if (c->bytes > 0)
         bytes[c->axes] += c->bytes;
   });
-  return bytes;
+  return callees[func] = std::move(bytes);
 }
 
 /// The time of one step of a rank's program, as a simulation of its ops in
@@ -313,7 +318,8 @@ private:
 llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
                                            int64_t kernelsBeforeFusion,
                                            int64_t kernelsAfterFusion,
-                                           const DeviceProfile *profile) {
+                                           const DeviceProfile *profile,
+                                           int64_t stage) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   auto micro = module.lookupSymbol<func::FuncOp>("micro_step");
   auto intAttr = [&](StringRef key) {
@@ -509,8 +515,12 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   for (int64_t r = 0; r < numRanks; ++r) {
     int64_t coords[3] = {r / (meshSizes[1] * meshSizes[2]),
                          r / meshSizes[2] % meshSizes[1], r % meshSizes[2]};
+    if (stage >= 0 && coords[0] != stage)
+      continue;
     Object comm{{"dp", 0}, {"tp", 0}, {"pp", 0}};
-    for (auto [axes, bytes] : commBytesPerStep(step, meshSizes.data(), coords))
+    DenseMap<Operation *, AxisBytes> callees;
+    for (auto [axes, bytes] :
+         commBytesPerStep(step, meshSizes.data(), coords, callees))
       comm[axes] = bytes;
     ranks.push_back(Object{
         {"rank", r},

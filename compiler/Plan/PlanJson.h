@@ -20,10 +20,13 @@ namespace mlir::dtc {
 /// and "saved_activations", "kernels", "flops_per_step", "tensors", ...).
 /// `kernelsBeforeFusion` and `kernelsAfterFusion` count kernel launches of
 /// one step. "predicted" (step time, samples/s, MFU) comes from the per-op
-/// roofline on `profile` (nullptr: the built-in `cpu` profile).
+/// roofline on `profile` (nullptr: the built-in `cpu` profile). "ranks"
+/// lists every rank of the mesh, or only those of pipeline stage `stage`
+/// when it is not negative (a pipeline stage's program).
 llvm::json::Value buildPlanJson(ModuleOp module, int64_t kernelsBeforeFusion,
                                 int64_t kernelsAfterFusion,
-                                const DeviceProfile *profile = nullptr);
+                                const DeviceProfile *profile = nullptr,
+                                int64_t stage = -1);
 
 /// What one collective of a rank's program sends.
 struct CollectiveBytes {

@@ -280,18 +280,32 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     llvm::stable_sort(order, [&](unsigned a, unsigned b) {
       return buffers[a].bytes > buffers[b].bytes;
     });
-    SmallVector<unsigned> placed;
+    // The placed buffers by the spans of the program they live in (spans
+    // of `span` positions), so that a buffer is checked against those that
+    // live near it only: a step of many micro-batches has tens of
+    // thousands of buffers.
+    int64_t positions = 1;
+    for (const Buffer &buf : buffers)
+      positions = std::max(positions, buf.end + 1);
+    int64_t span = std::max<int64_t>(32, positions / 1024);
+    std::vector<SmallVector<unsigned, 4>> placedIn(
+        size_t((positions + span - 1) / span));
+    SmallVector<unsigned> seen(buffers.size(), ~0u);
     int64_t peak = 0;
     for (unsigned i : order) {
       Buffer &buf = buffers[i];
       if (buf.owner != i)
         continue; // placed with its owner
       SmallVector<std::pair<int64_t, int64_t>> busy;
-      for (unsigned j : placed) {
-        const Buffer &other = buffers[j];
-        if (other.begin <= buf.end && buf.begin <= other.end)
-          busy.push_back({other.offset, other.offset + other.bytes});
-      }
+      for (int64_t s = buf.begin / span; s <= buf.end / span; ++s)
+        for (unsigned j : placedIn[s]) {
+          const Buffer &other = buffers[j];
+          if (seen[j] == i)
+            continue;
+          seen[j] = i;
+          if (other.begin <= buf.end && buf.begin <= other.end)
+            busy.push_back({other.offset, other.offset + other.bytes});
+        }
       llvm::sort(busy);
       int64_t offset = 0;
       for (auto [lo, hi] : busy) {
@@ -301,7 +315,8 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
       }
       buf.offset = offset;
       peak = std::max(peak, offset + buf.bytes);
-      placed.push_back(i);
+      for (int64_t s = buf.begin / span; s <= buf.end / span; ++s)
+        placedIn[s].push_back(i);
     }
 
     // Record offsets; callees go above the caller's buffers.
