@@ -147,10 +147,45 @@ struct CompileCommandOptions {
   bool planOnly = false;
   llvm::json::Value *planResult = nullptr;
   /// Keep the diagnostics of the passes to oneself (a candidate plan that
-  /// `dtc plan` tries).
+  /// `dtc plan` tries); the first error goes to *firstError if set.
   bool quiet = false;
+  std::string *firstError = nullptr;
+  /// The model as imported and cleaned up (MLIR text), in place of reading
+  /// `model`: `dtc autotune`'s proxies of a model (planOnly).
+  std::string moduleSource;
+  /// --devices N: the devices `--mesh auto` lays out (dtc autotune's
+  /// choice).
+  int64_t devices = 0;
 };
 int runCompileCommand(const CompileCommandOptions &options);
+
+struct AutotuneCommandOptions {
+  /// The model and the options that are not swept, as `dtc compile` takes
+  /// them. A swept option given explicitly (--zero, --recompute,
+  /// --micro-batch, --schedule, --sequence-parallel) is held fixed.
+  CompileCommandOptions compile;
+  /// Which swept options the user fixed.
+  bool fixedZero = false, fixedRecompute = false, fixedMicroBatch = false,
+       fixedSchedule = false, fixedSequenceParallel = false;
+  /// Rows of the table, plans confirmed on the whole model.
+  int64_t top = 10, confirm = 3;
+  /// Seconds the confirmations may take in all (a whole plan of a large
+  /// model takes seconds to minutes); 0: no bound.
+  double confirmSeconds = 40;
+  /// Files for every candidate as CSV, and the plot (SVG); empty: none.
+  std::string csv, svg;
+  /// Print only the summary (`compile --mesh auto`).
+  bool brief = false;
+};
+/// `dtc autotune`: sweeps the layouts of --devices (mesh factorizations,
+/// ZeRO stage, recompute, micro-batch, schedule, sequence parallelism),
+/// prices them per layer, confirms the best on the whole model, and prints
+/// the top as a table. On success, `*best` (if set) is the winner's options.
+int runAutotuneCommand(const AutotuneCommandOptions &options,
+                       CompileCommandOptions *best = nullptr);
+/// `--mesh auto`: `cmd` with autotune's best layout of cmd.devices.
+int chooseAutoMesh(const CompileCommandOptions &cmd,
+                   CompileCommandOptions &chosen);
 
 struct PlanCommandOptions {
   /// The model and every option of the plan, as `dtc compile` takes them.

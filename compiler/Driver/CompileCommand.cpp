@@ -20,9 +20,11 @@
 #include "passes/Training/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -458,6 +460,17 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
 }
 
 int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
+  if (cmd.mesh == "auto") {
+    // dtc autotune's best plan for --devices, then that plan compiled.
+    CompileCommandOptions chosen;
+    if (int rc = chooseAutoMesh(cmd, chosen))
+      return rc;
+    return runCompileCommand(chosen);
+  }
+  if (cmd.devices != 0)
+    return reportError("--devices N applies to --mesh auto (the mesh "
+                       "autotune chooses); --mesh " +
+                       cmd.mesh + " gives the devices itself");
   int64_t dp, tp, pp;
   if (!parseMesh(cmd.mesh, dp, tp, pp))
     return reportError("--mesh expects DPxTPxPP or dp=N,tp=N,pp=N, got '" +
@@ -588,9 +601,22 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   MLIRContext context;
   context.disableMultithreading();
   DriverDiagnostics diagnostics(&context, /*print=*/!cmd.quiet);
+  // The first error of a quiet run, for its caller.
+  auto keepFirstError = llvm::make_scope_exit([&] {
+    if (cmd.firstError)
+      *cmd.firstError = diagnostics.firstError();
+  });
   TimingScope importTimer = root.nest("import (ONNX, clean-up)");
-  FailureOr<OwningOpRef<ModuleOp>> module =
-      importAndClean(&context, cmd.model, options);
+  FailureOr<OwningOpRef<ModuleOp>> module = failure();
+  if (cmd.moduleSource.empty()) {
+    module = importAndClean(&context, cmd.model, options);
+  } else {
+    loadImportedDialects(&context);
+    OwningOpRef<ModuleOp> parsed =
+        parseSourceString<ModuleOp>(cmd.moduleSource, &context);
+    if (parsed)
+      module = std::move(parsed);
+  }
   importTimer.stop();
   if (failed(module))
     return 1;

@@ -36,6 +36,11 @@ static cl::SubCommand
     planCmd("plan", "Plan a model's training step as compile would and "
                     "predict its memory and step time, without building "
                     "(weights may be absent)");
+static cl::SubCommand autotuneCmd(
+    "autotune",
+    "Sweep the layouts of --devices N (mesh, ZeRO stage, recompute, "
+    "micro-batch, schedule, sequence parallelism), price them per layer, "
+    "confirm the best on the whole model, and print the top as a table");
 static cl::SubCommand
     calibrateCmd("calibrate",
                  "Measure this machine into a device profile (JSON)");
@@ -51,10 +56,12 @@ static cl::opt<int64_t> batch("batch",
                               cl::desc("Bind axis 0 of every data input"),
                               cl::value_desc("N"), cl::sub(importCmd),
                               cl::sub(interpretCmd));
-static cl::list<std::string> inputShapes(
-    "input-shape", cl::desc("Shape of a data input (NAME=DIMxDIM), repeatable"),
-    cl::value_desc("NAME=DIMxDIM"), cl::sub(importCmd), cl::sub(interpretCmd),
-    cl::sub(interpretTrainCmd), cl::sub(compileCmd), cl::sub(planCmd));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Shape of a data input (NAME=DIMxDIM), repeatable"),
+                cl::value_desc("NAME=DIMxDIM"), cl::sub(importCmd),
+                cl::sub(interpretCmd), cl::sub(interpretTrainCmd),
+                cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<bool> noCleanup("no-cleanup",
                                cl::desc("Print the importer's output before "
                                         "the clean-up pipeline"),
@@ -81,21 +88,25 @@ static cl::opt<double> rtol("rtol",
 static cl::opt<std::string> compileModelPath(cl::Positional,
                                              cl::desc("MODEL.onnx"),
                                              cl::Required, cl::sub(compileCmd),
-                                             cl::sub(planCmd));
+                                             cl::sub(planCmd),
+                                             cl::sub(autotuneCmd));
 static cl::opt<std::string> compileOut("o", cl::desc("Output folder"),
                                        cl::value_desc("OUTDIR"),
                                        cl::sub(compileCmd));
 static cl::opt<std::string> meshOpt("mesh",
                                     cl::desc("Device mesh DPxTPxPP or "
-                                             "dp=N,tp=N,pp=N"),
+                                             "dp=N,tp=N,pp=N, or auto "
+                                             "(autotune's best layout of "
+                                             "--devices N)"),
                                     cl::init("1x1x1"), cl::sub(compileCmd),
-                                    cl::sub(planCmd));
+                                    cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::list<std::string> shardOpt(
     "shard",
     cl::desc("Split a parameter over the tensor-parallel axis, instead of "
              "the plan's choice: NAME=SPEC, SPEC one entry per dimension, "
              "'tp' (split) or '-' (whole), e.g. fc1.weight=-,tp; repeatable"),
-    cl::value_desc("NAME=SPEC"), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::value_desc("NAME=SPEC"), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<bool> sequenceParallelOpt(
     "sequence-parallel",
     cl::desc("Megatron's sequence parallelism: the layer norms and the "
@@ -103,30 +114,34 @@ static cl::opt<bool> sequenceParallelOpt(
              "over tp along their tokens (all-gather before a block, "
              "reduce-scatter after it, in place of an all-reduce); needs "
              "tp > 1"),
-    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<bool> explainOpt(
     "explain",
     cl::desc("Print the mesh, each parameter's sharding (and its optimizer "
              "state's) and each collective of a step: what it carries, the "
              "ONNX node, the bytes a rank sends, the mesh axis"),
-    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<std::string> scheduleOpt(
     "schedule",
     cl::desc("Pipeline schedule over pp: gpipe (every forward, then every "
              "backward) or 1f1b (PipeDream-Flush: at most pp micro-batches "
              "in flight on the first stage); needs pp > 1"),
     cl::value_desc("gpipe|1f1b|interleaved"), cl::init(""), cl::sub(compileCmd),
-    cl::sub(planCmd));
+    cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<int64_t> virtualStagesOpt(
     "virtual-stages",
     cl::desc("Model chunks per pipeline rank of the interleaved schedule"),
-    cl::value_desc("V"), cl::init(0), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::value_desc("V"), cl::init(0), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<double> bucketMbOpt(
     "bucket-mb",
     cl::desc("Largest gradient bucket, in MiB (PyTorch DDP's bucket_cap_mb): "
              "gradient all-reduces ready together go as one, started while "
              "the backward pass goes on"),
-    cl::value_desc("N"), cl::init(25), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::value_desc("N"), cl::init(25), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<std::string> commOverlapOpt(
     "comm-overlap",
     cl::desc("Communication scheduling: on starts collectives as soon as "
@@ -134,24 +149,26 @@ static cl::opt<std::string> commOverlapOpt(
              "are first used (gradient buckets, ZeRO-3 prefetch); off runs "
              "each collective where the program needs its result"),
     cl::value_desc("on|off"), cl::init("on"), cl::sub(compileCmd),
-    cl::sub(planCmd));
+    cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<int64_t> zeroOpt(
     "zero",
     cl::desc("ZeRO stage over dp: 0 all-reduces gradients, 1 shards the "
              "optimizer state, 2 also reduce-scatters gradients, 3 also "
              "shards the parameters (gathered where used)"),
     cl::value_desc("0|1|2|3"), cl::init(0), cl::sub(compileCmd),
-    cl::sub(planCmd));
+    cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<bool> localBatchNormOpt(
     "local-batchnorm",
     cl::desc("BatchNormalization takes each data-parallel rank's own batch "
              "statistics"),
-    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<bool> syncBatchNormOpt(
     "sync-batchnorm",
     cl::desc("BatchNormalization takes statistics over the whole batch "
              "across data-parallel ranks (the default)"),
-    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<std::string> compileTarget("target", cl::desc("cpu|cuda"),
                                           cl::init("cpu"), cl::sub(compileCmd));
 static cl::opt<bool> returnGradients(
@@ -166,34 +183,36 @@ static cl::opt<std::string> recomputeOpt(
              "layer), selective (attention scores, elementwise chains) or "
              "auto (the least recompute under --memory-limit)"),
     cl::value_desc("MODE"), cl::init("none"), cl::sub(compileCmd),
-    cl::sub(planCmd));
+    cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<double> memoryLimitOpt(
     "memory-limit",
     cl::desc("GiB each rank's whole peak may take; a plan over it fails"),
-    cl::value_desc("GiB"), cl::init(0), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::value_desc("GiB"), cl::init(0), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<std::string> deviceProfileOpt(
     "device-profile",
     cl::desc("Device profile of plan.json's predictions: cpu, a100-40g, "
              "a100-80g, h100-sxm, h200, or a JSON file (dtc calibrate)"),
     cl::value_desc("NAME|FILE"), cl::init("cpu"), cl::sub(compileCmd),
-    cl::sub(planCmd));
+    cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<std::string>
     precisionOpt("precision",
                  cl::desc("Step precision: fp32, bf16 or fp16 (16-bit matrix "
                           "products and elementwise ops, fp32 master weights; "
                           "fp16 with dynamic loss scaling)"),
                  cl::value_desc("fp32|bf16|fp16"), cl::init("fp32"),
-                 cl::sub(compileCmd), cl::sub(planCmd));
+                 cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<double> lossScaleInitOpt(
     "loss-scale-init",
     cl::desc("fp16: initial loss scale (default 65536; train can override)"),
-    cl::value_desc("F"), cl::init(65536), cl::sub(compileCmd),
-    cl::sub(planCmd));
+    cl::value_desc("F"), cl::init(65536), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<int64_t> lossScaleWindowOpt(
     "loss-scale-window",
     cl::desc("fp16: steps without overflow before the scale doubles (default "
              "2000; train can override)"),
-    cl::value_desc("N"), cl::init(2000), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::value_desc("N"), cl::init(2000), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::opt<std::string> cpuArchOpt(
     "cpu-arch",
     cl::desc("CPU the executable is compiled for (the host compiler's "
@@ -205,14 +224,45 @@ static cl::opt<bool> timingOpt(
     "timing",
     cl::desc("Print where compile time goes: import, each pass, emission, "
              "the files and the host compiler (MLIR's timing report)"),
-    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 static cl::alias mlirTimingOpt("mlir-timing", cl::desc("Alias for --timing"),
                                cl::aliasopt(timingOpt));
 static cl::opt<bool> noFuseOpt(
     "no-fuse",
     cl::desc("Emit one kernel per op (the unfused baseline of plan.json)"),
-    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd));
+    cl::init(false), cl::sub(compileCmd), cl::sub(planCmd),
+    cl::sub(autotuneCmd));
 
+static cl::opt<int64_t> devicesOpt(
+    "devices",
+    cl::desc("Devices (ranks) to lay the model out on: autotune's sweep, and "
+             "compile's --mesh auto"),
+    cl::value_desc("N"), cl::init(0), cl::sub(compileCmd),
+    cl::sub(autotuneCmd));
+static cl::opt<int64_t> topOpt("top",
+                               cl::desc("Rows of the table (default 10)"),
+                               cl::value_desc("K"), cl::init(10),
+                               cl::sub(autotuneCmd));
+static cl::opt<int64_t> confirmOpt(
+    "confirm",
+    cl::desc("Best candidates planned on the whole model (default 3); the "
+             "winner is the fastest of them that fits"),
+    cl::value_desc("K"), cl::init(3), cl::sub(autotuneCmd));
+static cl::opt<double> confirmSecondsOpt(
+    "confirm-seconds",
+    cl::desc("Seconds the whole-model plans may take in all (default 40; 0: "
+             "no bound)"),
+    cl::value_desc("S"), cl::init(40), cl::sub(autotuneCmd));
+static cl::opt<std::string> csvOpt("csv",
+                                   cl::desc("Write every candidate as CSV"),
+                                   cl::value_desc("FILE"),
+                                   cl::sub(autotuneCmd));
+static cl::opt<std::string> svgOpt(
+    "svg",
+    cl::desc("Write a plot of predicted step time against peak memory of "
+             "every candidate (SVG)"),
+    cl::value_desc("FILE"), cl::sub(autotuneCmd));
 static cl::opt<bool> planJsonOpt("json",
                                  cl::desc("Print plan.json instead of the "
                                           "report"),
@@ -236,40 +286,43 @@ static cl::opt<std::string> trainModelPath(cl::Positional,
 
 // Model options of training (interpret-train; compile later).
 static cl::OptionCategory trainingCategory("Training options");
-static cl::opt<int64_t> globalBatch("global-batch",
-                                    cl::desc("Samples per optimizer step"),
-                                    cl::value_desc("N"),
-                                    cl::sub(interpretTrainCmd),
-                                    cl::sub(compileCmd), cl::sub(planCmd),
-                                    cl::cat(trainingCategory));
+static cl::opt<int64_t>
+    globalBatch("global-batch", cl::desc("Samples per optimizer step"),
+                cl::value_desc("N"), cl::sub(interpretTrainCmd),
+                cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd),
+                cl::cat(trainingCategory));
 static cl::opt<int64_t>
     microBatch("micro-batch",
                cl::desc("Samples per micro-batch (default: the global batch)"),
                cl::value_desc("N"), cl::sub(interpretTrainCmd),
-               cl::sub(compileCmd), cl::sub(planCmd),
+               cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd),
                cl::cat(trainingCategory));
 static cl::opt<std::string> lossOutput("loss-output",
                                        cl::desc("Output that is the loss"),
                                        cl::sub(interpretTrainCmd),
                                        cl::sub(compileCmd), cl::sub(planCmd),
+                                       cl::sub(autotuneCmd),
                                        cl::cat(trainingCategory));
 static cl::opt<std::string>
     lossKind("loss", cl::desc("Append a loss: cross_entropy|mse"),
              cl::sub(interpretTrainCmd), cl::sub(compileCmd), cl::sub(planCmd),
-             cl::cat(trainingCategory));
+             cl::sub(autotuneCmd), cl::cat(trainingCategory));
 static cl::opt<std::string>
     logitsName("logits", cl::desc("Output the appended loss reads"),
                cl::sub(interpretTrainCmd), cl::sub(compileCmd),
-               cl::sub(planCmd), cl::cat(trainingCategory));
+               cl::sub(planCmd), cl::sub(autotuneCmd),
+               cl::cat(trainingCategory));
 static cl::opt<std::string> labelsName("labels",
                                        cl::desc("Input with the loss targets"),
                                        cl::sub(interpretTrainCmd),
                                        cl::sub(compileCmd), cl::sub(planCmd),
+                                       cl::sub(autotuneCmd),
                                        cl::cat(trainingCategory));
 static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd|adamw"),
                                           cl::init("adamw"),
                                           cl::sub(interpretTrainCmd),
                                           cl::sub(compileCmd), cl::sub(planCmd),
+                                          cl::sub(autotuneCmd),
                                           cl::cat(trainingCategory));
 static cl::list<std::string> freezeList("freeze",
                                         cl::desc("Parameters not to train "
@@ -277,68 +330,78 @@ static cl::list<std::string> freezeList("freeze",
                                         cl::CommaSeparated,
                                         cl::sub(interpretTrainCmd),
                                         cl::sub(compileCmd), cl::sub(planCmd),
+                                        cl::sub(autotuneCmd),
                                         cl::cat(trainingCategory));
 static cl::list<std::string>
     noDecayList("no-decay",
                 cl::desc("Parameters exempt from "
                          "weight decay (glob patterns)"),
                 cl::CommaSeparated, cl::sub(interpretTrainCmd),
-                cl::sub(compileCmd), cl::sub(planCmd),
+                cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd),
                 cl::cat(trainingCategory));
 static cl::opt<double> lrOpt("lr", cl::desc("Peak learning rate"),
                              cl::init(1e-3), cl::sub(interpretTrainCmd),
                              cl::sub(compileCmd), cl::sub(planCmd),
-                             cl::cat(trainingCategory));
+                             cl::sub(autotuneCmd), cl::cat(trainingCategory));
 static cl::opt<double> momentumOpt("momentum", cl::desc("SGD momentum"),
                                    cl::init(0), cl::sub(interpretTrainCmd),
                                    cl::sub(compileCmd), cl::sub(planCmd),
+                                   cl::sub(autotuneCmd),
                                    cl::cat(trainingCategory));
 static cl::opt<double> dampeningOpt("dampening", cl::desc("SGD dampening"),
                                     cl::init(0), cl::sub(interpretTrainCmd),
                                     cl::sub(compileCmd), cl::sub(planCmd),
+                                    cl::sub(autotuneCmd),
                                     cl::cat(trainingCategory));
 static cl::opt<bool> nesterovOpt("nesterov", cl::desc("SGD Nesterov momentum"),
                                  cl::sub(interpretTrainCmd),
                                  cl::sub(compileCmd), cl::sub(planCmd),
+                                 cl::sub(autotuneCmd),
                                  cl::cat(trainingCategory));
 static cl::list<double> betasOpt("betas", cl::desc("AdamW betas (B1,B2)"),
                                  cl::CommaSeparated, cl::sub(interpretTrainCmd),
                                  cl::sub(compileCmd), cl::sub(planCmd),
+                                 cl::sub(autotuneCmd),
                                  cl::cat(trainingCategory));
 static cl::opt<double> epsOpt("eps", cl::desc("AdamW epsilon"), cl::init(1e-8),
                               cl::sub(interpretTrainCmd), cl::sub(compileCmd),
-                              cl::sub(planCmd), cl::cat(trainingCategory));
+                              cl::sub(planCmd), cl::sub(autotuneCmd),
+                              cl::cat(trainingCategory));
 static cl::opt<double> weightDecayOpt(
     "weight-decay", cl::desc("Weight decay (default 0 for SGD, 0.01 AdamW)"),
     cl::init(-1), cl::sub(interpretTrainCmd), cl::sub(compileCmd),
-    cl::sub(planCmd), cl::cat(trainingCategory));
+    cl::sub(planCmd), cl::sub(autotuneCmd), cl::cat(trainingCategory));
 static cl::opt<double> clipNormOpt("clip-norm",
                                    cl::desc("Clip the global gradient norm"),
                                    cl::init(0), cl::sub(interpretTrainCmd),
                                    cl::sub(compileCmd), cl::sub(planCmd),
+                                   cl::sub(autotuneCmd),
                                    cl::cat(trainingCategory));
-static cl::opt<std::string> lrScheduleOpt("lr-schedule",
-                                          cl::desc("constant|linear|cosine"),
-                                          cl::init("constant"),
-                                          cl::sub(interpretTrainCmd),
-                                          cl::sub(compileCmd), cl::sub(planCmd),
-                                          cl::cat(trainingCategory));
+static cl::opt<std::string>
+    lrScheduleOpt("lr-schedule", cl::desc("constant|linear|cosine"),
+                  cl::init("constant"), cl::sub(interpretTrainCmd),
+                  cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd),
+                  cl::cat(trainingCategory));
 static cl::opt<int64_t> warmupOpt("warmup", cl::desc("Warmup steps"),
                                   cl::init(0), cl::sub(interpretTrainCmd),
                                   cl::sub(compileCmd), cl::sub(planCmd),
+                                  cl::sub(autotuneCmd),
                                   cl::cat(trainingCategory));
 static cl::opt<int64_t> totalStepsOpt("total-steps",
                                       cl::desc("Steps of the schedule"),
                                       cl::init(0), cl::sub(interpretTrainCmd),
                                       cl::sub(compileCmd), cl::sub(planCmd),
+                                      cl::sub(autotuneCmd),
                                       cl::cat(trainingCategory));
 static cl::opt<double> minLrOpt("min-lr", cl::desc("Floor of the schedule"),
                                 cl::init(0), cl::sub(interpretTrainCmd),
                                 cl::sub(compileCmd), cl::sub(planCmd),
+                                cl::sub(autotuneCmd),
                                 cl::cat(trainingCategory));
 static cl::opt<int64_t> seedOpt("seed", cl::desc("Dropout seed"), cl::init(0),
                                 cl::sub(interpretTrainCmd), cl::sub(compileCmd),
-                                cl::sub(planCmd), cl::cat(trainingCategory));
+                                cl::sub(planCmd), cl::sub(autotuneCmd),
+                                cl::cat(trainingCategory));
 static cl::list<std::string> trainData("data",
                                        cl::desc("Training data "
                                                 "(NAME=FILE.npy,...)"),
@@ -490,6 +553,7 @@ static bool compileOptions(CompileCommandOptions &options) {
       options.cpuArch = arch;
       options.cpuArchOrigin = "$DTC_CPU_ARCH";
     }
+  options.devices = devicesOpt;
   options.precision.precision = precisionOpt;
   options.precision.lossScaleInit = lossScaleInitOpt;
   options.precision.lossScaleWindow = lossScaleWindowOpt;
@@ -555,6 +619,27 @@ int main(int argc, char **argv) {
       return 1;
     options.json = planJsonOpt;
     return runPlanCommand(options);
+  }
+  if (autotuneCmd) {
+    AutotuneCommandOptions options;
+    if (!compileOptions(options.compile))
+      return 1;
+    if (meshOpt.getNumOccurrences()) {
+      errs() << "dtc: error: autotune chooses the mesh: give --devices N, "
+                "not --mesh\n";
+      return 1;
+    }
+    options.fixedZero = zeroOpt.getNumOccurrences() > 0;
+    options.fixedRecompute = recomputeOpt.getNumOccurrences() > 0;
+    options.fixedMicroBatch = microBatch.getNumOccurrences() > 0;
+    options.fixedSchedule = scheduleOpt.getNumOccurrences() > 0;
+    options.fixedSequenceParallel = sequenceParallelOpt;
+    options.top = topOpt;
+    options.confirm = confirmOpt;
+    options.confirmSeconds = confirmSecondsOpt;
+    options.csv = csvOpt;
+    options.svg = svgOpt;
+    return runAutotuneCommand(options);
   }
   if (calibrateCmd) {
     CalibrateCommandOptions options;
