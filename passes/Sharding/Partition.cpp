@@ -331,8 +331,11 @@ LogicalResult PartitionPass::visit(Operation *op) {
               b.getFloatAttr(type.getElementType(), 1.0 / double(share))));
       auto scaled = b.create<dtg::MulOp>(op->getLoc(), r, scale);
       r.replaceAllUsesExcept(scaled.getResult(), scaled);
-      globals[scaled.getResult()] = globals[r];
-      splits[scaled.getResult()] = splits[r];
+      // (Copies first: inserting the new key may move the maps' entries.)
+      RankedTensorType global = globals.lookup(r);
+      Split split = splits.lookup(r);
+      globals[scaled.getResult()] = global;
+      splits[scaled.getResult()] = split;
     }
   }
   if (auto slice = dyn_cast<dtg::SliceOp>(op)) {

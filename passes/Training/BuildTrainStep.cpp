@@ -462,12 +462,14 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
           f32);
       dots = dots ? b.create<dtg::AddOp>(dots, dot) : dot;
     }
-    for (Operation *op = before ? before->getNextNode() : &body.front();
-         op != ret.getOperation(); op = op->getNextNode())
-      seedOps.push_back(op);
     if (dots)
       seedLoss =
           seedLoss ? b.create<dtg::AddOp>(b.castTo(seedLoss, f32), dots) : dots;
+    // (The sum with the loss too: a stage of the interleaved schedule can
+    // both compute the loss and send an activation on.)
+    for (Operation *op = before ? before->getNextNode() : &body.front();
+         op != ret.getOperation(); op = op->getNextNode())
+      seedOps.push_back(op);
   }
   if (!seedLoss)
     return emitError(loc, "pipeline stage ")
