@@ -506,8 +506,17 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
             : std::string()));
 
   // Analytical pruning, then the proxies of what is left.
-  int64_t heldBack = 0;
+  int64_t heldBack = 0, refused = 0;
   for (AutotuneCandidate &c : all) {
+    if (c.pp > 1 && c.zero >= 2) {
+      // Inside a pipeline ZeRO 2 and 3 reduce-scatter every micro-batch's
+      // gradients (and keep each in flight to the step's end): DeepSpeed
+      // refuses the pairing; not worth pricing.
+      c.pruned = "ZeRO 2 and 3 inside a pipeline reduce-scatter the "
+                 "gradients of every micro-batch";
+      ++refused;
+      continue;
+    }
     double bound = tuner.stateLowerBound(c);
     if (tuner.limit > 0 && bound > tuner.limit) {
       c.pruned = "model states alone need " + gibText(bound);
@@ -677,9 +686,10 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
                           "found: priced whole, without pipeline stages\n",
                           tuner.parameters / 1e9);
     os << llvm::formatv(
-        "  candidates: {0}; {1} cannot hold their model states, {2} do not "
-        "plan, {3} over the memory limit, {4} fit\n",
-        all.size(), heldBack, unplannable, over, fitting);
+        "  candidates: {0}; {1} not swept (ZeRO 2/3 with pp > 1), {2} cannot "
+        "hold their model states, {3} do not plan, {4} over the memory "
+        "limit, {5} fit\n",
+        all.size(), refused, heldBack, unplannable, over, fitting);
     os << llvm::formatv("  layer configurations: {0} ({1} proxy plans, "
                         "{2:f1} s); whole-model plans: {3} ({4:f1} s)\n",
                         keys.size(), tuner.proxyPlans, proxySeconds, confirmed,
@@ -705,7 +715,8 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
     if (fitting == 0 && over == 0 && unplannable > 0) {
       const AutotuneCandidate *first = nullptr;
       for (const AutotuneCandidate &c : all)
-        if (!c.pruned.empty() && c.pruned.find("model states") != 0) {
+        if (!c.pruned.empty() && c.pruned.find("model states") != 0 &&
+            c.pruned.find("ZeRO 2 and 3") != 0) {
           first = &c;
           break;
         }
@@ -723,7 +734,7 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
                                "model needs more devices or a larger memory",
                                gibText(smallest->peakBytes), smallest->flags())
                      .str();
-    else if (heldBack == int64_t(all.size()))
+    else if (heldBack + refused == int64_t(all.size()))
       message +=
           llvm::formatv("; every layout's model states alone exceed "
                         "it ({0:f0} parameters at 16 bytes each over {1} "
@@ -751,7 +762,8 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
   // Why it beat the runner-up: the parts of the two step times.
   const AutotuneCandidate *runnerUp = nullptr;
   for (const AutotuneCandidate *c : ranked)
-    if (c != winner && c->fits && (!c->confirmed || c->confirmedFits)) {
+    if (c != winner && c->fits && c->confirmError.empty() &&
+        (!c->confirmed || c->confirmedFits)) {
       if (!runnerUp || (c->confirmed && !runnerUp->confirmed) ||
           (c->confirmed && runnerUp->confirmed &&
            c->confirmedSeconds < runnerUp->confirmedSeconds))
@@ -786,8 +798,7 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
         os << llvm::formatv("; {0} {1:f4} s {2}", names[i],
                             std::abs(r[i] - w[i]),
                             r[i] > w[i] ? "less" : "more");
-    double wPeak =
-        winner->confirmed ? winner->confirmedPeakBytes : winner->peakBytes;
+    double wPeak = both ? winner->confirmedPeakBytes : winner->peakBytes;
     double rPeak = both ? runnerUp->confirmedPeakBytes : runnerUp->peakBytes;
     os << llvm::formatv("; peak {0} against {1}\n", gibText(wPeak),
                         gibText(rPeak));

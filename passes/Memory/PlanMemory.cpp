@@ -8,7 +8,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Debug.h"
+
+#include <tuple>
 
 #define DEBUG_TYPE "dtc-plan-memory"
 
@@ -274,16 +277,44 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     if (inPlace)
       reuseInPlace(body, index, buffers);
 
+    // The results of one call that live over the same span (what a
+    // micro-batch's forward saves for its backward) are placed as one
+    // block: a step of many micro-batches has tens of thousands of them.
+    // placeBytes: the bytes a buffer (or its call's block) is placed with;
+    // within[i]: where buffer i lies in its block, led by leader[i].
+    SmallVector<int64_t> placeBytes, within(buffers.size(), 0);
+    SmallVector<unsigned> leader;
+    for (unsigned i = 0; i < buffers.size(); ++i) {
+      placeBytes.push_back(buffers[i].bytes);
+      leader.push_back(i);
+    }
+    {
+      llvm::DenseMap<std::tuple<Operation *, int64_t, int64_t>, unsigned>
+          blocks;
+      for (unsigned i = 0; i < buffers.size(); ++i) {
+        Operation *def = buffers[i].value.getDefiningOp();
+        if (!def || !isa<func::CallOp>(def) || buffers[i].owner != i)
+          continue;
+        auto [it, inserted] = blocks.try_emplace(
+            std::make_tuple(def, buffers[i].begin, buffers[i].end), i);
+        if (inserted)
+          continue;
+        unsigned head = it->second;
+        leader[i] = head;
+        within[i] = placeBytes[head];
+        placeBytes[head] += buffers[i].bytes;
+      }
+    }
+
     // Largest first, lowest non-conflicting offset.
     SmallVector<unsigned> order =
         llvm::to_vector(llvm::seq<unsigned>(0, buffers.size()));
     llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-      return buffers[a].bytes > buffers[b].bytes;
+      return placeBytes[a] > placeBytes[b];
     });
     // The placed buffers by the spans of the program they live in (spans
     // of `span` positions), so that a buffer is checked against those that
-    // live near it only: a step of many micro-batches has tens of
-    // thousands of buffers.
+    // live near it only.
     int64_t positions = 1;
     for (const Buffer &buf : buffers)
       positions = std::max(positions, buf.end + 1);
@@ -294,8 +325,9 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     int64_t peak = 0;
     for (unsigned i : order) {
       Buffer &buf = buffers[i];
-      if (buf.owner != i)
-        continue; // placed with its owner
+      if (buf.owner != i || leader[i] != i)
+        continue; // placed with its owner, or with its call's block
+      int64_t bytes = placeBytes[i];
       SmallVector<std::pair<int64_t, int64_t>> busy;
       for (int64_t s = buf.begin / span; s <= buf.end / span; ++s)
         for (unsigned j : placedIn[s]) {
@@ -304,21 +336,23 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
             continue;
           seen[j] = i;
           if (other.begin <= buf.end && buf.begin <= other.end)
-            busy.push_back({other.offset, other.offset + other.bytes});
+            busy.push_back({other.offset, other.offset + placeBytes[j]});
         }
       llvm::sort(busy);
       int64_t offset = 0;
       for (auto [lo, hi] : busy) {
-        if (offset + buf.bytes <= lo)
+        if (offset + bytes <= lo)
           break;
         offset = std::max(offset, hi);
       }
       buf.offset = offset;
-      peak = std::max(peak, offset + buf.bytes);
+      peak = std::max(peak, offset + bytes);
       for (int64_t s = buf.begin / span; s <= buf.end / span; ++s)
         placedIn[s].push_back(i);
     }
-
+    for (unsigned i = 0; i < buffers.size(); ++i)
+      if (leader[i] != i)
+        buffers[i].offset = buffers[leader[i]].offset + within[i];
     // Record offsets; callees go above the caller's buffers.
     Builder b(&getContext());
     int64_t total = peak;
