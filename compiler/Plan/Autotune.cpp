@@ -126,12 +126,17 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
         linkBetween(profile, 0, (c.dp - 1) * c.tp);
     double share = (dp - 1) / dp;
     double eff = profile.networkEfficiency;
+    // ZeRO 2 and 3 keep only their block of each gradient, so every
+    // micro-batch's gradients are reduce-scattered (DeepSpeed's ZeRO 2
+    // does the same); ZeRO 1 reduce-scatters the accumulated gradients
+    // once; each stage > 0 gathers the updated parameters.
     double reduce =
         c.zero == 0
             ? estimateCollectiveSeconds(CollectiveKind::AllReduce, c.dp,
                                         2 * share * gradsWhole, link, eff)
-            : estimateCollectiveSeconds(CollectiveKind::ReduceScatter, c.dp,
-                                        share * gradsWhole, link, eff) +
+            : (c.zero >= 2 ? m : 1.0) * estimateCollectiveSeconds(
+                                            CollectiveKind::ReduceScatter, c.dp,
+                                            share * gradsWhole, link, eff) +
                   estimateCollectiveSeconds(CollectiveKind::AllGather, c.dp,
                                             share * params, link, eff);
     // The compiler starts the gradients' reduction as buckets fill, but
@@ -149,12 +154,12 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
   }
   if (c.pp > 1) {
     // A middle stage sends each micro-batch's activation on and its
-    // gradient back (the residual stream, split over tp under sequence
-    // parallelism).
-    double bytes =
-        costs.carriedBytes * b / (c.sequenceParallel ? double(c.tp) : 1.0);
+    // gradient back, once per model chunk it holds: the residual stream,
+    // whole on every tp rank (as the compiler sends it, also under sequence
+    // parallelism), in the model's own precision.
+    double bytes = costs.carriedBytes * b;
     const DeviceProfile::Link &link = linkBetween(profile, 0, c.dp * c.tp);
-    exposed += 2 * m *
+    exposed += 2 * m * double(c.virtualStages) *
                estimateCollectiveSeconds(CollectiveKind::Send, 2, bytes, link,
                                          profile.networkEfficiency);
   }
