@@ -370,6 +370,21 @@ struct Tuner {
   }
 };
 
+/// `base` laid out as `c` (the flags of c.flags()).
+CompileCommandOptions withCandidate(const CompileCommandOptions &base,
+                                    const AutotuneCandidate &c) {
+  CompileCommandOptions cmd = base;
+  cmd.mesh = llvm::formatv("{0}x{1}x{2}", c.dp, c.tp, c.pp).str();
+  cmd.devices = 0;
+  cmd.zero = c.zero;
+  cmd.recompute = c.recompute;
+  cmd.microBatch = c.microBatch;
+  cmd.schedule = c.schedule == "none" ? "" : c.schedule;
+  cmd.virtualStages = c.schedule == "interleaved" ? c.virtualStages : 0;
+  cmd.sequenceParallel = c.sequenceParallel;
+  return cmd;
+}
+
 std::vector<int64_t> divisorsOf(int64_t n) {
   std::vector<int64_t> out;
   for (int64_t d = 1; d <= n; ++d)
@@ -593,15 +608,7 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
     }
     auto &c = const_cast<AutotuneCandidate &>(*cp);
     ++tried;
-    CompileCommandOptions cmd = base;
-    cmd.mesh = llvm::formatv("{0}x{1}x{2}", c.dp, c.tp, c.pp).str();
-    cmd.devices = 0;
-    cmd.zero = c.zero;
-    cmd.recompute = c.recompute;
-    cmd.microBatch = c.microBatch;
-    cmd.schedule = c.schedule == "none" ? "" : c.schedule;
-    cmd.virtualStages = c.schedule == "interleaved" ? c.virtualStages : 0;
-    cmd.sequenceParallel = c.sequenceParallel;
+    CompileCommandOptions cmd = withCandidate(base, c);
     cmd.planOnly = true;
     cmd.quiet = true;
     cmd.explain = false;
@@ -806,19 +813,8 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
   if (!options.brief)
     os << llvm::formatv("autotune took {0:f1} s\n", secondsSince(start));
 
-  if (best) {
-    *best = base;
-    best->mesh =
-        llvm::formatv("{0}x{1}x{2}", winner->dp, winner->tp, winner->pp).str();
-    best->devices = 0;
-    best->zero = winner->zero;
-    best->recompute = winner->recompute;
-    best->microBatch = winner->microBatch;
-    best->schedule = winner->schedule == "none" ? "" : winner->schedule;
-    best->virtualStages =
-        winner->schedule == "interleaved" ? winner->virtualStages : 0;
-    best->sequenceParallel = winner->sequenceParallel;
-  }
+  if (best)
+    *best = withCandidate(base, *winner);
   return 0;
 }
 
