@@ -282,12 +282,11 @@ struct PlanMemoryPass : public dtc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     // block: a step of many micro-batches has tens of thousands of them.
     // placeBytes: the bytes a buffer (or its call's block) is placed with;
     // within[i]: where buffer i lies in its block, led by leader[i].
-    SmallVector<int64_t> placeBytes, within(buffers.size(), 0);
-    SmallVector<unsigned> leader;
-    for (unsigned i = 0; i < buffers.size(); ++i) {
-      placeBytes.push_back(buffers[i].bytes);
-      leader.push_back(i);
-    }
+    SmallVector<int64_t> placeBytes = llvm::to_vector(
+        llvm::map_range(buffers, [](const Buffer &b) { return b.bytes; }));
+    SmallVector<int64_t> within(buffers.size(), 0);
+    SmallVector<unsigned> leader =
+        llvm::to_vector(llvm::seq<unsigned>(0, buffers.size()));
     {
       llvm::DenseMap<std::tuple<Operation *, int64_t, int64_t>, unsigned>
           blocks;
