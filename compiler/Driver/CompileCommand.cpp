@@ -92,6 +92,24 @@ static void addCommScheduling(PassManager &pm,
   pm.addPass(createScheduleCommunicationPass(options));
 }
 
+/// The target `dtc compile --target` names, with its options.
+static std::unique_ptr<TargetInfo>
+makeTarget(const CompileCommandOptions &cmd) {
+  if (cmd.target == "cuda") {
+    CUDATargetOptions options;
+    options.emulation = cmd.cudaEmulation;
+    options.archs.clear();
+    SmallVector<StringRef> archs;
+    StringRef(cmd.cudaArchs).split(archs, ',');
+    for (StringRef a : archs)
+      options.archs.push_back(a.str());
+    return createCUDATargetInfo(options);
+  }
+  CPUTargetOptions options;
+  options.arch = cmd.cpuArch;
+  return createCPUTargetInfo(options);
+}
+
 static LogicalResult writeFile(StringRef path, StringRef contents) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
@@ -508,9 +526,24 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (!(cmd.bucketMb >= 0) || cmd.bucketMb > 1e6)
     return reportError("--bucket-mb expects a size in MiB of 0 or more, got " +
                        Twine(std::to_string(cmd.bucketMb)));
-  if (cmd.target != "cpu" && !cmd.planOnly)
-    return reportError("--target " + cmd.target +
-                       " is not available (this build targets cpu)");
+  if (cmd.target != "cpu" && cmd.target != "cuda")
+    return reportError("--target expects cpu or cuda, got '" + cmd.target +
+                       "'");
+  if (cmd.cudaEmulation && cmd.target != "cuda")
+    return reportError("--cuda-emulation needs --target cuda");
+  if (cmd.target == "cuda" && dp * tp * pp != 1)
+    return reportError("--target cuda runs one rank for now: --mesh " +
+                       cmd.mesh + " has " + Twine(dp * tp * pp) +
+                       " (the NCCL channel is not built yet)");
+  if (cmd.target == "cuda") {
+    SmallVector<StringRef> archs;
+    StringRef(cmd.cudaArchs).split(archs, ',');
+    for (StringRef a : archs)
+      if (a.empty() || a.size() > 3 || !llvm::all_of(a, llvm::isDigit))
+        return reportError("--cuda-arch expects compute capabilities such "
+                           "as 80,90, got '" +
+                           cmd.cudaArchs + "'");
+  }
   if (cmd.outDir.empty() && !cmd.planOnly)
     return reportError("-o OUTDIR is required");
   if (cmd.globalBatch <= 0)
@@ -701,9 +734,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     llvm::sys::path::append(p, name);
     return std::string(p);
   };
-  CPUTargetOptions targetOptions;
-  targetOptions.arch = cmd.cpuArch;
-  std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
+  std::unique_ptr<TargetInfo> target = makeTarget(cmd);
   std::string source;
   llvm::raw_string_ostream os(source);
   TimingScope emitTimer = root.nest("emission");
@@ -722,7 +753,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   planTimer.stop();
   emitTimer.stop();
   TimingScope filesTimer = root.nest("files (weights.bin, model.onnx, ...)");
-  if (failed(writeFile(path("train.cpp"), source)) ||
+  std::string sourceName = cmd.target == "cuda" ? "train.cu" : "train.cpp";
+  if (failed(writeFile(path(sourceName), source)) ||
       failed(writeFile(path("plan.json"), plan)) ||
       failed(WeightsLayout(step).write(path("weights.bin"))))
     return 1;
@@ -748,7 +780,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   filesTimer.stop();
   std::string log;
   TimingScope buildTimer = root.nest("host compiler (train)");
-  if (!target->buildExecutable(path("train.cpp"), path("train"), log))
+  if (!target->buildExecutable(path(sourceName), path("train"), log))
     return reportError(log);
   buildTimer.stop();
   llvm::errs() << "dtc: wrote " << path("train") << " (" << kernels

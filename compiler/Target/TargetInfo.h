@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::dtc {
 
@@ -58,6 +59,21 @@ struct CPUTargetOptions {
 /// The C++/OpenMP/OpenBLAS target.
 std::unique_ptr<TargetInfo>
 createCPUTargetInfo(const CPUTargetOptions &options = {});
+
+/// Options of the CUDA target.
+struct CUDATargetOptions {
+  /// Build with the host compiler under the emulation header (no GPU, no
+  /// nvcc needed) instead of nvcc.
+  bool emulation = false;
+  /// nvcc (a path, or a name on PATH).
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  /// The compute capabilities nvcc builds machine code for.
+  std::vector<std::string> archs = {"80", "90"};
+};
+
+/// The CUDA C++/cuBLASLt target (one rank per program).
+std::unique_ptr<TargetInfo>
+createCUDATargetInfo(const CUDATargetOptions &options = {});
 
 } // namespace mlir::dtc
 

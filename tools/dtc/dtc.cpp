@@ -169,8 +169,22 @@ static cl::opt<bool> syncBatchNormOpt(
              "across data-parallel ranks (the default)"),
     cl::init(false), cl::sub(compileCmd), cl::sub(planCmd),
     cl::sub(autotuneCmd));
-static cl::opt<std::string> compileTarget("target", cl::desc("cpu|cuda"),
-                                          cl::init("cpu"), cl::sub(compileCmd));
+static cl::opt<std::string> compileTarget(
+    "target",
+    cl::desc("Code to generate: cpu (C++ with OpenMP and OpenBLAS) or cuda "
+             "(CUDA C++ with cuBLASLt, built by nvcc; one rank for now)"),
+    cl::init("cpu"), cl::sub(compileCmd));
+static cl::opt<bool> cudaEmulationOpt(
+    "cuda-emulation",
+    cl::desc("With --target cuda: build the CUDA program with the host "
+             "compiler under the emulation header (runs on a machine without "
+             "a GPU; checks bounds and shared-memory races)"),
+    cl::init(false), cl::sub(compileCmd));
+static cl::opt<std::string> cudaArchOpt(
+    "cuda-arch",
+    cl::desc("With --target cuda: compute capabilities to build machine code "
+             "for, comma-separated (default 80,90)"),
+    cl::init("80,90"), cl::sub(compileCmd));
 static cl::opt<bool> returnGradients(
     "return-gradients",
     cl::desc("Also return each parameter's step gradient, so that `train "
@@ -534,6 +548,8 @@ static bool compileOptions(CompileCommandOptions &options) {
   }
   options.localBatchNorm = localBatchNormOpt;
   options.target = compileTarget;
+  options.cudaEmulation = cudaEmulationOpt;
+  options.cudaArchs = cudaArchOpt;
   options.shapes = shapeOptions();
   options.globalBatch = globalBatch;
   options.microBatch = microBatch;

@@ -148,6 +148,9 @@ namespace {
 /// constants, each printed once and named in order of first use.
 class ProgramDecls {
 public:
+  explicit ProgramDecls(const EmitOptions &options) : options(options) {}
+  const EmitOptions &options;
+
   std::string shape(ArrayRef<int64_t> dims) {
     std::string key = std::to_string(dims.size());
     for (int64_t d : dims)
@@ -218,6 +221,14 @@ public:
         os << (k ? ", " : "") << (k % 16 == 15 ? "\n    " : "") << element(k);
       os << "};\n";
     }
+    if (options.cuda) {
+      // Kernels read a device copy, made once after the host values.
+      os << "static " << cType << " *" << name << "_d;\n";
+      deviceInit << "  " << name << "_d = static_cast<" << cType
+                 << " *>(dtcg::deviceCopy(" << name << ", sizeof(" << name
+                 << ")));\n";
+      return name + "_d";
+    }
     return "const_cast<" + cType + " *>(" + name + ")";
   }
 
@@ -229,8 +240,23 @@ public:
                              StringRef signatureAndBody) {
     auto [it, inserted] =
         functionsByBody.try_emplace(signatureAndBody, name.str());
-    if (inserted)
-      os << comment << "static void " << name << signatureAndBody;
+    if (inserted) {
+      // Device kernels before their launcher, which calls them
+      // "@NAME@_<k>".
+      std::string text = signatureAndBody.str();
+      size_t split = text.find("@HOST@");
+      std::string kernels =
+          split == std::string::npos ? "" : text.substr(0, split);
+      std::string host =
+          split == std::string::npos ? text : text.substr(split + 6);
+      auto named = [&](std::string t) {
+        for (size_t at; (at = t.find("@NAME@")) != std::string::npos;)
+          t.replace(at, 6, name.str());
+        return t;
+      };
+      os << comment << named(kernels) << "static void " << name
+         << named(host);
+    }
     return it->second;
   }
   /// Fused kernels by their parameter list and body: the name of the first.
@@ -240,6 +266,8 @@ public:
   llvm::raw_string_ostream os{str};
   std::string initStr;
   llvm::raw_string_ostream init{initStr};
+  std::string deviceInitStr;
+  llvm::raw_string_ostream deviceInit{deviceInitStr};
 
 private:
   std::map<std::string, std::string> shapes, arrays;
@@ -251,6 +279,8 @@ class FunctionEmitter : public KernelEmitter {
 public:
   FunctionEmitter(ProgramDecls &decls, llvm::raw_ostream &os)
       : decls(decls), os(os) {}
+
+  bool cuda() const override { return decls.options.cuda; }
 
   std::string buffer(Value value) override {
     auto it = names.find(value);
@@ -270,7 +300,9 @@ public:
   }
   void call(StringRef kernel, ArrayRef<std::string> args,
             ArrayRef<std::string> templateArgs) override {
-    os << "  dtck::" << kernel;
+    if (cuda() && !decls.options.hasKernel(kernel) && missing.empty())
+      missing = kernel.str();
+    os << (cuda() ? "  dtcg::" : "  dtck::") << kernel;
     if (!templateArgs.empty())
       os << "<" << llvm::join(templateArgs, ", ") << ">";
     os << "(" << llvm::join(args, ", ") << ");\n";
@@ -296,6 +328,8 @@ private:
   llvm::raw_ostream &os;
   llvm::DenseMap<Value, std::string> names;
   unsigned counter = 0;
+  /// A kernel the CUDA target's library lacks, called by the op emitted.
+  std::string missing;
 };
 } // namespace
 
@@ -322,7 +356,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
   // the host compiler's time and memory on it (GPT-2 small: 10.5 s and
   // 0.9 GB against 4.6 s and 0.3 GB for the whole file). The kernels keep
   // the build's -O3.
-  os << "__attribute__((optimize(\"O1\"))) static void fn_" << func.getSymName()
+  if (!cuda())
+    os << "__attribute__((optimize(\"O1\"))) ";
+  os << "static void fn_" << func.getSymName()
      << "(void *const *args, void *const *results, dtcrt_step_ctx *ctx, "
         "int64_t base) {\n";
   os << "  uint8_t *arena = ctx->arena + base;\n";
@@ -473,24 +509,36 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     std::string guardArgs = "ctx, base, " + std::to_string(ownArena) + ", " +
                             liveTable + ", " + std::to_string(ranges.size()) +
                             ", " + std::to_string(position[&op]) + ", " + label;
-    os << "  if (ctx->guard) guardRegion(" << guardArgs << ", false);\n";
+    if (!cuda())
+      os << "  if (ctx->guard) guardRegion(" << guardArgs << ", false);\n";
+    else
+      os << "  dtcg::currentOp() = " << label << ";\n";
     if (failed((*rule)(&op, *this)))
       return failure();
-    os << "  if (ctx->guard) guardRegion(" << guardArgs << ", true);\n";
+    if (!missing.empty())
+      return op.emitError("the CUDA target has no kernel for '")
+             << op.getName() << "'"
+             << (node.empty() ? std::string()
+                              : " (ONNX node '" + node + "')")
+             << " (dtcg::" << missing << ")";
+    if (!cuda())
+      os << "  if (ctx->guard) guardRegion(" << guardArgs << ", true);\n";
   }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (direct.count(v) && direct[v] == i)
       continue;
-    os << "  std::memcpy(results[" << i << "], " << buffer(v) << ", "
-       << memory::byteSize(v.getType()) << ");\n";
+    os << (cuda() ? "  dtcg::copy(results[" : "  std::memcpy(results[") << i
+       << "], " << buffer(v) << ", " << memory::byteSize(v.getType())
+       << ");\n";
   }
   os << "}\n\n";
   return success();
 }
 
 LogicalResult mlir::dtc::cpu::emitFunctions(ModuleOp module,
-                                            llvm::raw_ostream &os) {
-  ProgramDecls decls;
+                                            llvm::raw_ostream &os,
+                                            const EmitOptions &options) {
+  ProgramDecls decls(options);
   std::string functions;
   llvm::raw_string_ostream fos(functions);
   // Callees first (C++ needs declarations before use): private functions.
@@ -507,6 +555,12 @@ LogicalResult mlir::dtc::cpu::emitFunctions(ModuleOp module,
       return failure();
   }
   os << decls.str << "\n";
+  if (options.cuda) {
+    os << "static void initConstants() {\n"
+       << decls.initStr << decls.deviceInitStr << "}\n\n";
+    os << functions;
+    return success();
+  }
   // Guard mode: poison (before) and check (after) every byte of this
   // function's region of the arena that no live buffer owns.
   os << R"(static void guardRegion(dtcrt_step_ctx *ctx, int64_t base, int64_t own,

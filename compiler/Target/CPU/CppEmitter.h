@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir::dtc::cpu {
@@ -24,11 +25,21 @@ int meshAxesMask(ArrayRef<StringAttr> axes);
 /// distinct for every start op of the program.
 int asyncSlot(Operation *start);
 
+/// How the functions are printed: for the CPU target (dtck kernels, C++
+/// loops) or the CUDA target (dtcg kernels, fused kernels as __global__
+/// functions and their launches).
+struct EmitOptions {
+  bool cuda = false;
+  /// For the CUDA target: whether its library has `kernel` (dtcg::kernel).
+  std::function<bool(StringRef kernel)> hasKernel;
+};
+
 /// Prints every function of a planned module as
 /// `static void fn_<name>(void *const *args, void *const *results,
 /// dtcrt_step_ctx *ctx, int64_t base)`, callees first, after the shared
 /// declarations (shapes, arrays, constants) and `initConstants()`.
-LogicalResult emitFunctions(ModuleOp module, llvm::raw_ostream &os);
+LogicalResult emitFunctions(ModuleOp module, llvm::raw_ostream &os,
+                            const EmitOptions &options = {});
 
 } // namespace mlir::dtc::cpu
 

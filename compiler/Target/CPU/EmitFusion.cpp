@@ -210,10 +210,16 @@ private:
                            llvm::DenseMap<Value, std::string> &names);
   LogicalResult emitLoop(llvm::raw_ostream &os, ArrayRef<Operation *> ops,
                          ArrayRef<int64_t> space, Value preloaded);
-  LogicalResult emitReduction(llvm::raw_ostream &os);
+  LogicalResult emitReduction(llvm::raw_ostream &hostOs);
   LogicalResult emitGemm(llvm::raw_ostream &os);
 
   std::string fresh() { return "t" + std::to_string(counter++); }
+
+  /// CUDA: starts a __global__ kernel (the next "@NAME@_<k>") taking the
+  /// function's parameters, with the constants; returns its name.
+  std::string openKernel();
+  /// CUDA: a launch of `kernel` over `grid` blocks of `block` threads.
+  std::string launch(StringRef kernel, StringRef grid, StringRef block);
 
   dtg::FusionOp op;
   KernelEmitter &e;
@@ -226,9 +232,29 @@ private:
   Value preloadedValue;
   std::string preloadedPointer;
   unsigned counter = 0;
+  /// CUDA: the kernels (printed before the host function), the parameter
+  /// list and arguments they share, and the constants' declarations.
+  std::string kernelsText;
+  llvm::raw_string_ostream kernels{kernelsText};
+  std::string params, args, constantsText;
+  unsigned numKernels = 0;
 };
 
 } // namespace
+
+std::string FusionPrinter::openKernel() {
+  std::string name = "@NAME@_" + std::to_string(numKernels++);
+  kernels << "__global__ void " << name << "(" << params << ") {\n"
+          << constantsText;
+  return name;
+}
+
+std::string FusionPrinter::launch(StringRef kernel, StringRef grid,
+                                  StringRef block) {
+  return ("  dtcg::launch(\"" + kernel + "\", " + grid + ", " + block + ", " +
+          kernel + ", " + args + ");\n")
+      .str();
+}
 
 LogicalResult FusionPrinter::prepare(llvm::raw_ostream &os) {
   body = &op.getBody().front();
@@ -387,12 +413,31 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   SmallVector<std::string> vars;
   for (size_t d = 0; d < dims.size(); ++d)
     vars.push_back("i" + std::to_string(d));
-  if (numel(space) >= kParallelThreshold && !dims.empty())
-    os << "#pragma omp parallel for\n";
-  for (size_t d = 0; d < dims.size(); ++d)
-    os << "  for (int64_t " << vars[d] << " = 0; " << vars[d] << " < "
-       << dims[d] << "; ++" << vars[d] << ")\n";
-  os << "  {\n";
+  // CUDA: one thread per element of a grid-stride loop, in a kernel of
+  // its own; `hostOs` gets the launch.
+  llvm::raw_ostream &hostOs = os;
+  std::string kernel;
+  if (e.cuda()) {
+    kernel = openKernel();
+    int64_t total = numel(space);
+    kernels << "  DTCG_GRID_STRIDE(flat, " << total << ") {\n"
+            << "    int64_t rest = flat;\n    (void)rest;\n";
+    for (size_t d = dims.size(); d-- > 0;)
+      kernels << "    const int64_t " << vars[d] << " = rest % " << dims[d]
+              << ";\n    rest /= " << dims[d] << ";\n";
+    hostOs << launch(kernel,
+                     "dtcg::gridFor(" + std::to_string(total) + ")",
+                     "dtcg::kBlock");
+  }
+  llvm::raw_ostream &loopOs = e.cuda() ? kernels : os;
+  if (!e.cuda()) {
+    if (numel(space) >= kParallelThreshold && !dims.empty())
+      os << "#pragma omp parallel for\n";
+    for (size_t d = 0; d < dims.size(); ++d)
+      os << "  for (int64_t " << vars[d] << " = 0; " << vars[d] << " < "
+         << dims[d] << "; ++" << vars[d] << ")\n";
+  }
+  loopOs << "  {\n";
   // Sources now hold merged strides of rank dims.size(): read them over
   // the merged space directly.
   llvm::DenseMap<Value, std::string> names;
@@ -450,12 +495,17 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
     bodyOs << "    out" << number << "[" << indexExpr(0, merged.back(), vars)
            << "] = " << names[v] << ";\n";
   }
-  os << text << "  }\n";
+  loopOs << text << "  }\n";
+  if (e.cuda())
+    kernels << "  }\n}\n\n";
   sources = std::move(saved);
   return success();
 }
 
-LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &os) {
+LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
+  // The CUDA target prints the loops into a kernel, the launch on the host.
+  llvm::raw_ostream &os =
+      e.cuda() ? static_cast<llvm::raw_ostream &>(kernels) : hostOs;
   SmallVector<Operation *> prologue, reductions, epilogue;
   Operation *first = nullptr;
   for (Operation &inner : body->without_terminator()) {
@@ -583,6 +633,41 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &os) {
   SmallVector<std::string> inIndex(in.size());
   bool parallel = numel(in) >= kParallelThreshold;
 
+  if (e.cuda()) {
+    // One block per result: its threads stride over the reduced elements
+    // (the last reduced axis fastest), then combine by warp shuffles and
+    // shared memory; thread 0 writes the result and the epilogue.
+    std::string kernel = openKernel();
+    hostOs << launch(kernel, std::to_string(outCount),
+                     "dtcg::detail::rowThreads(" + std::to_string(count) +
+                         ")");
+    os << "  const int64_t r = blockIdx.x;\n";
+    emitKept(keptDims, inIndex, "r");
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "    double " << name << " = " << initOf(r) << ";\n";
+    os << "    for (int64_t q = threadIdx.x; q < " << count
+       << "; q += blockDim.x) {\n      int64_t left = q;\n";
+    for (int64_t a : llvm::reverse(axes)) {
+      inIndex[a] = "j" + std::to_string(a);
+      os << "      const int64_t " << inIndex[a] << " = left % " << in[a]
+         << ";\n      left /= " << in[a] << ";\n";
+    }
+    if (failed(emitUpdates(inIndex, "")))
+      return failure();
+    os << "    }\n";
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "    " << name << " = dtcg::blockReduce(" << name << ", "
+         << (isa<dtg::ReduceMaxOp>(r)   ? 1
+             : isa<dtg::ReduceMinOp>(r) ? 2
+                                        : 0)
+         << ");\n";
+    os << "    if (threadIdx.x == 0) {\n";
+    if (failed(emitResults("")))
+      return failure();
+    os << "    }\n}\n\n";
+    return success();
+  }
+
   // The last dimension is kept (a column reduction, such as a bias
   // gradient): each task takes a block of contiguous results of one row and
   // walks the reduced coordinates outside, the block inside, so that reads
@@ -700,12 +785,16 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
         target = "out" + std::to_string(number);
   }
   if (target.empty()) {
+    if (e.cuda())
+      return matmul.emitError("the CUDA target fuses a product only into "
+                              "an output of its type");
     os << "  std::vector<" << type << "> product(" << numel(sy) << ");\n";
     target = "product.data()";
   }
-  os << "  static constexpr dtck::MatrixView va = " << *va << ";\n";
-  os << "  static constexpr dtck::MatrixView vb = " << *vb << ";\n";
-  os << "  dtck::matmulView(" << e.shapeOf(sy) << ", "
+  StringRef lib = e.cuda() ? "dtcg" : "dtck";
+  os << "  static constexpr " << lib << "::MatrixView va = " << *va << ";\n";
+  os << "  static constexpr " << lib << "::MatrixView vb = " << *vb << ";\n";
+  os << "  " << lib << "::matmulView(" << e.shapeOf(sy) << ", "
      << dimsOf(matmul.getLhs()).back() << ", " << pa << ", va, " << pb
      << ", vb, " << target << ");\n";
   if (epilogue.empty())
@@ -721,6 +810,22 @@ LogicalResult FusionPrinter::emit() {
     if (failed(e.checkTensors(&inner)))
       return failure();
   std::string name = e.uniqueName("fused");
+  // CUDA: kernels carry the first ONNX node's name (profilers show it).
+  if (e.cuda())
+    for (Operation &inner : op.getBody().front().without_terminator())
+      if (std::string node = dtc::onnxNodeName(inner.getLoc());
+          !node.empty()) {
+        std::string suffix;
+        for (char c : node)
+          suffix += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+        while (!suffix.empty() && suffix[0] == '_')
+          suffix.erase(0, 1);
+        if (suffix.size() > 40)
+          suffix.resize(40);
+        if (!suffix.empty())
+          name += "_" + suffix;
+        break;
+      }
   // The comment (the ONNX nodes it came from), then the function from its
   // parameter list on: a kernel with the same parameters and body is
   // emitted once (KernelEmitter::defineFunction).
@@ -744,7 +849,6 @@ LogicalResult FusionPrinter::emit() {
     }
   }
   commentOs << "\n";
-  os << "(";
   SmallVector<std::string> params, args;
   // An output the memory plan may place over an input (memory::mayWriteOver)
   // shares its storage: neither pointer of such a pair is __restrict.
@@ -767,9 +871,22 @@ LogicalResult FusionPrinter::emit() {
                      std::to_string(i));
     args.push_back(e.buffer(v));
   }
-  os << llvm::join(params, ", ") << ") {\n";
-  if (failed(prepare(os)))
-    return failure();
+  this->params = llvm::join(params, ", ");
+  for (auto [i, v] : llvm::enumerate(op.getInputs()))
+    this->args += (i ? ", in" : "in") + std::to_string(i);
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    this->args += ", out" + std::to_string(i);
+  if (e.cuda()) {
+    // Kernels and launcher: "@NAME@_<k>" kernels, then the launcher's
+    // parameters and body after "@HOST@" (KernelEmitter::defineFunction).
+    os << "@HOST@";
+  }
+  os << "(" << llvm::join(params, ", ") << ") {\n";
+  {
+    llvm::raw_string_ostream constantsOs(constantsText);
+    if (failed(prepare(e.cuda() ? constantsOs : os)))
+      return failure();
+  }
   StringRef kind = op.getKind();
   LogicalResult status = failure();
   if (kind == "loop") {
@@ -796,6 +913,8 @@ LogicalResult FusionPrinter::emit() {
   if (failed(status))
     return failure();
   os << "}\n\n";
+  if (e.cuda())
+    text = kernelsText + text;
   std::string callee = e.defineFunction(name, comment, text);
   e.statement(callee + "(" + llvm::join(args, ", ") + ");");
   return success();

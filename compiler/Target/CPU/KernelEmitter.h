@@ -31,6 +31,10 @@ class KernelEmitter {
 public:
   virtual ~KernelEmitter() = default;
 
+  /// Whether the program is CUDA C++ (kernels launched on the device; the
+  /// library is dtcg) rather than the CPU target's C++.
+  virtual bool cuda() const { return false; }
+
   /// A C++ expression for the data pointer of `value` (typed: `float *`,
   /// `int64_t *`, `bool *`, ...). Operands are `const`-correct by use.
   virtual std::string buffer(Value value) = 0;

@@ -133,6 +133,12 @@ typedef struct dtcrt_model_desc {
      executable holding its initial values (NULL: weights.bin). */
   int stage;
   const char *weights_file;
+  /* A program whose step keeps the carried state (parameters, constants,
+     state, optimizer state) in device memory (the CUDA target) copies it
+     into the host buffers `args` (in the order of the descriptors) when the
+     runtime is about to read them: checkpoints, --save-onnx. NULL: the step
+     works on the host buffers themselves. */
+  void (*state_to_host)(void *const *args);
 } dtcrt_model_desc;
 
 /* Mesh axes as mask bits: a collective's group is the ranks that differ

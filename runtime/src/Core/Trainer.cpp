@@ -419,6 +419,9 @@ bool Trainer::openData(std::string &error) {
 std::vector<CheckpointTensor>
 Trainer::carriedTensors(std::vector<std::vector<uint8_t>> &wholes,
                         bool gather) {
+  // A device program's state is newer than the host's copies.
+  if (desc->state_to_host)
+    desc->state_to_host(argPointers.data());
   std::vector<CheckpointTensor> tensors;
   wholes.clear();
   wholes.reserve(model.carried.size());

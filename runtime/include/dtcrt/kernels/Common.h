@@ -17,6 +17,18 @@
 #include <limits>
 #include <type_traits>
 
+/// Functions device code calls too (the CUDA target's kernels and fused
+/// kernels share the scalar semantics of the CPU target): __host__
+/// __device__ under nvcc, nothing for the host compiler. DTCK_LAMBDA marks a
+/// lambda a host function hands to a device loop (nvcc --extended-lambda).
+#ifdef __CUDACC__
+#define DTCK_HD __host__ __device__
+#define DTCK_LAMBDA __host__ __device__
+#else
+#define DTCK_HD
+#define DTCK_LAMBDA
+#endif
+
 namespace dtck {
 
 /// Most dimensions a tensor may have.
@@ -26,7 +38,7 @@ constexpr int kMaxRank = 8;
 struct Shape {
   int rank;
   int64_t dims[kMaxRank];
-  constexpr int64_t numel() const {
+  DTCK_HD constexpr int64_t numel() const {
     int64_t n = 1;
     for (int d = 0; d < rank; ++d)
       n *= dims[d];
@@ -35,7 +47,7 @@ struct Shape {
 };
 
 /// Row-major strides of `s` into `strides`.
-inline void stridesOf(const Shape &s, int64_t *strides) {
+DTCK_HD inline void stridesOf(const Shape &s, int64_t *strides) {
   int64_t stride = 1;
   for (int d = s.rank - 1; d >= 0; --d) {
     strides[d] = stride;
@@ -45,7 +57,7 @@ inline void stridesOf(const Shape &s, int64_t *strides) {
 
 /// Strides of `operand` as seen from the broadcast `result` shape (NumPy
 /// rules): 0 along broadcast dimensions, aligned to the trailing axes.
-inline void broadcastStrides(const Shape &operand, const Shape &result,
+DTCK_HD inline void broadcastStrides(const Shape &operand, const Shape &result,
                              int64_t *strides) {
   int64_t own[kMaxRank];
   stridesOf(operand, own);
@@ -57,7 +69,7 @@ inline void broadcastStrides(const Shape &operand, const Shape &result,
 }
 
 /// True if `a` and `b` are the same shape.
-inline bool sameShape(const Shape &a, const Shape &b) {
+DTCK_HD inline bool sameShape(const Shape &a, const Shape &b) {
   if (a.rank != b.rank)
     return false;
   for (int d = 0; d < a.rank; ++d)
@@ -84,12 +96,12 @@ inline FailHandler &failHandler() {
 // 16-bit floats: stored in 16 bits, computed in float.
 //===----------------------------------------------------------------------===//
 
-inline uint32_t floatBits(float f) {
+DTCK_HD inline uint32_t floatBits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
 }
-inline float bitsFloat(uint32_t u) {
+DTCK_HD inline float bitsFloat(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
@@ -99,7 +111,7 @@ inline float bitsFloat(uint32_t u) {
 struct bf16 {
   uint16_t bits;
   bf16() = default;
-  bf16(float f) {
+  DTCK_HD bf16(float f) {
     uint32_t u = floatBits(f);
     if ((u & 0x7fffffff) > 0x7f800000) {
       bits = uint16_t((u >> 16) | 0x40); // quiet NaN
@@ -108,14 +120,14 @@ struct bf16 {
     u += 0x7fff + ((u >> 16) & 1);
     bits = uint16_t(u >> 16);
   }
-  operator float() const { return bitsFloat(uint32_t(bits) << 16); }
+  DTCK_HD operator float() const { return bitsFloat(uint32_t(bits) << 16); }
 };
 
 /// IEEE half precision, rounded to nearest even.
 struct f16 {
   uint16_t bits;
   f16() = default;
-  f16(float f) {
+  DTCK_HD f16(float f) {
     uint32_t u = floatBits(f);
     uint32_t sign = (u >> 16) & 0x8000;
     uint32_t abs = u & 0x7fffffff;
@@ -138,7 +150,7 @@ struct f16 {
       bits = uint16_t(sign | h);
     }
   }
-  operator float() const {
+  DTCK_HD operator float() const {
     uint32_t sign = uint32_t(bits & 0x8000) << 16;
     uint32_t exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
     if (exp == 0)
@@ -167,7 +179,7 @@ constexpr bool isFloating = std::is_floating_point_v<T> ||
 /// Converts a computed value back to storage type T: floats round; integers
 /// wrap (two's complement) as the interpreter's wrapToIntegerType does;
 /// bool is value != 0.
-template <typename T, typename C> inline T store(C value) {
+template <typename T, typename C> DTCK_HD inline T store(C value) {
   if constexpr (std::is_same_v<T, bool>)
     return value != C(0);
   else if constexpr (isFloating<T>)

@@ -55,7 +55,7 @@ constexpr double kPi = 3.14159265358979323846;
 /// bit when inexact). Rounding that float to a type of at most 22 significand
 /// bits (bf16, f16) then gives the correctly rounded result of `value`, with
 /// no double rounding.
-inline float roundToOddFloat(double value) {
+DTCK_HD inline float roundToOddFloat(double value) {
   float f = static_cast<float>(value);
   if (static_cast<double>(f) == value || std::isnan(value))
     return f;
@@ -65,7 +65,7 @@ inline float roundToOddFloat(double value) {
 }
 
 /// `value` rounded to float type T, to nearest even, in one step.
-template <typename T> inline T roundTo(double value) {
+template <typename T> DTCK_HD inline T roundTo(double value) {
   if constexpr (std::is_same_v<T, double>)
     return value;
   else if constexpr (std::is_same_v<T, float>)
@@ -76,7 +76,7 @@ template <typename T> inline T roundTo(double value) {
 
 /// An integer (64-bit two's complement) wrapped to integer type T; bool is
 /// `value != 0`.
-template <typename T> inline T wrapInt(int64_t value) {
+template <typename T> DTCK_HD inline T wrapInt(int64_t value) {
   if constexpr (std::is_same_v<T, bool>)
     return value != 0;
   else
@@ -86,7 +86,7 @@ template <typename T> inline T wrapInt(int64_t value) {
 /// Stores a real `value` in T as the interpreter's Tensor::set: floats round
 /// to nearest even; NaN becomes 0; bool is `value != 0`; other integers
 /// truncate toward zero, saturate at the int64 range, then wrap to T.
-template <typename T> inline T fromDouble(double value) {
+template <typename T> DTCK_HD inline T fromDouble(double value) {
   if constexpr (isFloating<T>) {
     return detail::roundTo<T>(value);
   } else {
@@ -103,7 +103,7 @@ template <typename T> inline T fromDouble(double value) {
 }
 
 /// Stores an integer `value` in T as the interpreter's Tensor::setInt.
-template <typename T> inline T fromInt(int64_t value) {
+template <typename T> DTCK_HD inline T fromInt(int64_t value) {
   if constexpr (isFloating<T>)
     return detail::roundTo<T>(static_cast<double>(value));
   else
@@ -112,7 +112,7 @@ template <typename T> inline T fromInt(int64_t value) {
 
 /// The value of `x` in its compute type (compute_t<T>): float for 16-bit
 /// floats, int64_t for integers (unsigned 64-bit values keep their bits).
-template <typename T> inline compute_t<T> load(T x) {
+template <typename T> DTCK_HD inline compute_t<T> load(T x) {
   if constexpr (std::is_same_v<T, bool>)
     return x;
   else
@@ -120,7 +120,7 @@ template <typename T> inline compute_t<T> load(T x) {
 }
 
 /// The value of `x` as a double, as the interpreter's Tensor::get.
-template <typename T> inline double toDouble(T x) {
+template <typename T> DTCK_HD inline double toDouble(T x) {
   if constexpr (isFloating<T>)
     return static_cast<double>(detail::load(x));
   else
@@ -137,13 +137,24 @@ template <typename T> struct TypeIdentity { using type = T; };
 template <typename T> using NonDeduced = typename TypeIdentity<T>::type;
 
 /// Product of `s.dims[begin:end]`.
-inline int64_t product(const Shape &s, int begin, int end) {
+DTCK_HD inline int64_t product(const Shape &s, int begin, int end) {
   int64_t n = 1;
   for (int d = begin; d < end; ++d)
     n *= s.dims[d];
   return n;
 }
 
+/// `f` at one element: `f` takes and returns the compute type (integers go
+/// through double, as the interpreter's unary kernels do).
+template <typename T, typename F> DTCK_HD inline T applyUnary(T x, F f) {
+  if constexpr (isFloating<T>)
+    return T(f(detail::load(x)));
+  else
+    return detail::fromDouble<T>(f(detail::toDouble(x)));
+}
+
+#ifndef DTCK_DEVICE_LOOPS
+// The host loops (the CUDA target supplies device ones: cuda/Loops.h).
 /// Elements of the innermost loop one parallel task runs at most.
 constexpr int64_t kBlock = 4096;
 
@@ -222,15 +233,6 @@ inline void alignedStrides(const Shape &operand, const Shape &result,
   broadcastStrides(operand, result, strides);
 }
 
-/// `f` at one element: `f` takes and returns the compute type (integers go
-/// through double, as the interpreter's unary kernels do).
-template <typename T, typename F> inline T applyUnary(T x, F f) {
-  if constexpr (isFloating<T>)
-    return T(f(detail::load(x)));
-  else
-    return detail::fromDouble<T>(f(detail::toDouble(x)));
-}
-
 /// `y[i] = f(x[i])` for each element, with f of the storage types.
 template <typename T, typename R, typename F>
 inline void mapEach(const Shape &s, const T *x, R *y, F f) {
@@ -274,6 +276,8 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
                      });
 }
 
+#endif // DTCK_DEVICE_LOOPS
+
 } // namespace detail
 
 //===----------------------------------------------------------------------===//
@@ -286,7 +290,7 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
 /// the kernels compute.
 #define DTCK_UNARY(name, EXPR)                                                 \
   namespace scalar {                                                           \
-  template <typename T> inline T name(T x) {                                   \
+  template <typename T> DTCK_HD inline T name(T x) {                                   \
     return detail::applyUnary(x, [](auto v) {                                  \
       using C = decltype(v);                                                   \
       (void)sizeof(C);                                                         \
@@ -295,7 +299,7 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
   }                                                                            \
   }                                                                            \
   template <typename T> inline void name(const Shape &s, const T *x, T *y) {   \
-    detail::mapEach(s, x, y, [](T v) { return scalar::name(v); });             \
+    detail::mapEach(s, x, y, [] DTCK_LAMBDA(T v) { return scalar::name(v); });             \
   }
 
 DTCK_UNARY(neg, -v)
@@ -335,12 +339,12 @@ DTCK_UNARY(softsign, v / (C(1) + std::fabs(v)))
 
 namespace scalar {
 /// Logical negation of a boolean.
-inline bool logicalNot(bool x) { return !x; }
+DTCK_HD inline bool logicalNot(bool x) { return !x; }
 } // namespace scalar
 
 /// Logical negation of booleans (`not` is a C++ keyword).
 inline void logicalNot(const Shape &s, const bool *x, bool *y) {
-  detail::mapEach(s, x, y, [](bool v) { return scalar::logicalNot(v); });
+  detail::mapEach(s, x, y, [] DTCK_LAMBDA(bool v) { return scalar::logicalNot(v); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -350,7 +354,7 @@ inline void logicalNot(const Shape &s, const bool *x, bool *y) {
 namespace scalar {
 
 /// GELU, exact (erf) or tanh-approximated.
-template <typename T> inline T gelu(T x, bool approximate) {
+template <typename T> DTCK_HD inline T gelu(T x, bool approximate) {
   // 1 + erf(z) = erfc(-z) and (1 + tanh(u)) / 2 = 1 / (1 + exp(-2u)) avoid
   // the cancellation of 1 + (almost -1) for negative x.
   if (approximate)
@@ -366,7 +370,7 @@ template <typename T> inline T gelu(T x, bool approximate) {
 }
 
 /// x if x >= 0, else alpha * x.
-template <typename T> inline T leakyRelu(T x, double alpha) {
+template <typename T> DTCK_HD inline T leakyRelu(T x, double alpha) {
   return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     // The product in double rounds once, as the interpreter's.
@@ -375,7 +379,7 @@ template <typename T> inline T leakyRelu(T x, double alpha) {
 }
 
 /// x if x > 0, else alpha * (exp(x) - 1) (expm1: exact near 0).
-template <typename T> inline T elu(T x, double alpha) {
+template <typename T> DTCK_HD inline T elu(T x, double alpha) {
   return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     return v > C(0) ? v : C(alpha) * std::expm1(v);
@@ -383,7 +387,7 @@ template <typename T> inline T elu(T x, double alpha) {
 }
 
 /// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
-template <typename T> inline T celu(T x, double alpha) {
+template <typename T> DTCK_HD inline T celu(T x, double alpha) {
   return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     C a = C(alpha);
@@ -392,7 +396,7 @@ template <typename T> inline T celu(T x, double alpha) {
 }
 
 /// gamma * x if x > 0, else gamma * alpha * (exp(x) - 1).
-template <typename T> inline T selu(T x, double alpha, double gamma) {
+template <typename T> DTCK_HD inline T selu(T x, double alpha, double gamma) {
   return detail::applyUnary(x, [alpha, gamma](auto v) {
     using C = decltype(v);
     return v > C(0) ? C(gamma) * v : C(gamma) * C(alpha) * std::expm1(v);
@@ -400,7 +404,7 @@ template <typename T> inline T selu(T x, double alpha, double gamma) {
 }
 
 /// max(0, min(1, alpha * x + beta)).
-template <typename T> inline T hardSigmoid(T x, double alpha, double beta) {
+template <typename T> DTCK_HD inline T hardSigmoid(T x, double alpha, double beta) {
   return detail::applyUnary(x, [alpha, beta](auto v) {
     using C = decltype(v);
     double z = alpha * static_cast<double>(v) + beta; // as the interpreter
@@ -409,7 +413,7 @@ template <typename T> inline T hardSigmoid(T x, double alpha, double beta) {
 }
 
 /// x if x > alpha, else 0 (compared in double, as the interpreter).
-template <typename T> inline T thresholdedRelu(T x, double alpha) {
+template <typename T> DTCK_HD inline T thresholdedRelu(T x, double alpha) {
   return detail::applyUnary(x, [alpha](auto v) {
     using C = decltype(v);
     return static_cast<double>(v) > alpha ? v : C(0);
@@ -420,7 +424,7 @@ template <typename T> inline T thresholdedRelu(T x, double alpha) {
 /// stays NaN. Computed in double and stored as the interpreter's
 /// Tensor::set (integers truncate a fractional bound toward zero).
 template <typename T>
-inline T clip(T x, bool hasMin, double min, bool hasMax, double max) {
+DTCK_HD inline T clip(T x, bool hasMin, double min, bool hasMax, double max) {
   double v = detail::toDouble(x);
   if (!std::isnan(v)) {
     if (hasMin)
@@ -432,13 +436,13 @@ inline T clip(T x, bool hasMin, double min, bool hasMax, double max) {
 }
 
 /// True where x is NaN.
-template <typename T> inline bool isNan(T x) {
+template <typename T> DTCK_HD inline bool isNan(T x) {
   return std::isnan(detail::load(x));
 }
 
 /// True where x is an infinity of a selected sign.
 template <typename T>
-inline bool isInf(T x, bool detectNegative, bool detectPositive) {
+DTCK_HD inline bool isInf(T x, bool detectNegative, bool detectPositive) {
   auto v = detail::load(x);
   return std::isinf(v) &&
          ((v > 0 && detectPositive) || (v < 0 && detectNegative));
@@ -449,51 +453,51 @@ inline bool isInf(T x, bool detectNegative, bool detectPositive) {
 template <typename T>
 inline void gelu(const Shape &s, const T *x, bool approximate, T *y) {
   detail::mapEach(s, x, y,
-                  [approximate](T v) { return scalar::gelu(v, approximate); });
+                  [approximate] DTCK_LAMBDA(T v) { return scalar::gelu(v, approximate); });
 }
 template <typename T>
 inline void leakyRelu(const Shape &s, const T *x, double alpha, T *y) {
   detail::mapEach(s, x, y,
-                  [alpha](T v) { return scalar::leakyRelu(v, alpha); });
+                  [alpha] DTCK_LAMBDA(T v) { return scalar::leakyRelu(v, alpha); });
 }
 template <typename T>
 inline void elu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::mapEach(s, x, y, [alpha](T v) { return scalar::elu(v, alpha); });
+  detail::mapEach(s, x, y, [alpha] DTCK_LAMBDA(T v) { return scalar::elu(v, alpha); });
 }
 template <typename T>
 inline void celu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::mapEach(s, x, y, [alpha](T v) { return scalar::celu(v, alpha); });
+  detail::mapEach(s, x, y, [alpha] DTCK_LAMBDA(T v) { return scalar::celu(v, alpha); });
 }
 template <typename T>
 inline void selu(const Shape &s, const T *x, double alpha, double gamma, T *y) {
   detail::mapEach(
-      s, x, y, [alpha, gamma](T v) { return scalar::selu(v, alpha, gamma); });
+      s, x, y, [alpha, gamma] DTCK_LAMBDA(T v) { return scalar::selu(v, alpha, gamma); });
 }
 template <typename T>
 inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
                         T *y) {
-  detail::mapEach(s, x, y, [alpha, beta](T v) {
+  detail::mapEach(s, x, y, [alpha, beta] DTCK_LAMBDA(T v) {
     return scalar::hardSigmoid(v, alpha, beta);
   });
 }
 template <typename T>
 inline void thresholdedRelu(const Shape &s, const T *x, double alpha, T *y) {
   detail::mapEach(s, x, y,
-                  [alpha](T v) { return scalar::thresholdedRelu(v, alpha); });
+                  [alpha] DTCK_LAMBDA(T v) { return scalar::thresholdedRelu(v, alpha); });
 }
 template <typename T>
 inline void clip(const Shape &s, const T *x, bool hasMin, double min,
                  bool hasMax, double max, T *y) {
   detail::mapEach(
-      s, x, y, [=](T v) { return scalar::clip(v, hasMin, min, hasMax, max); });
+      s, x, y, [=] DTCK_LAMBDA(T v) { return scalar::clip(v, hasMin, min, hasMax, max); });
 }
 template <typename T> inline void isNan(const Shape &s, const T *x, bool *y) {
-  detail::mapEach(s, x, y, [](T v) { return scalar::isNan(v); });
+  detail::mapEach(s, x, y, [] DTCK_LAMBDA(T v) { return scalar::isNan(v); });
 }
 template <typename T>
 inline void isInf(const Shape &s, const T *x, bool detectNegative,
                   bool detectPositive, bool *y) {
-  detail::mapEach(s, x, y, [=](T v) {
+  detail::mapEach(s, x, y, [=] DTCK_LAMBDA(T v) {
     return scalar::isInf(v, detectNegative, detectPositive);
   });
 }
@@ -504,18 +508,18 @@ inline void isInf(const Shape &s, const T *x, bool detectNegative,
 
 namespace detail {
 
-inline int64_t wrappingAdd(int64_t a, int64_t b) {
+DTCK_HD inline int64_t wrappingAdd(int64_t a, int64_t b) {
   return static_cast<int64_t>(uint64_t(a) + uint64_t(b));
 }
-inline int64_t wrappingSub(int64_t a, int64_t b) {
+DTCK_HD inline int64_t wrappingSub(int64_t a, int64_t b) {
   return static_cast<int64_t>(uint64_t(a) - uint64_t(b));
 }
-inline int64_t wrappingMul(int64_t a, int64_t b) {
+DTCK_HD inline int64_t wrappingMul(int64_t a, int64_t b) {
   return static_cast<int64_t>(uint64_t(a) * uint64_t(b));
 }
 /// Integer division truncating toward zero; x / 0 is 0 (as the interpreter)
 /// and INT64_MIN / -1 wraps.
-inline int64_t intDiv(int64_t a, int64_t b) {
+DTCK_HD inline int64_t intDiv(int64_t a, int64_t b) {
   if (b == 0)
     return 0;
   if (b == -1)
@@ -523,7 +527,7 @@ inline int64_t intDiv(int64_t a, int64_t b) {
   return a / b;
 }
 /// Integer power with the interpreter's rules for negative exponents.
-inline int64_t intPow(int64_t base, int64_t exp) {
+DTCK_HD inline int64_t intPow(int64_t base, int64_t exp) {
   if (exp < 0)
     return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
   int64_t r = 1;
@@ -539,7 +543,7 @@ inline int64_t intPow(int64_t base, int64_t exp) {
 /// applying it to broadcast pairs.
 #define DTCK_BINARY(name, FEXPR, IEXPR)                                        \
   namespace scalar {                                                           \
-  template <typename T> inline T name(T p, T q) {                              \
+  template <typename T> DTCK_HD inline T name(T p, T q) {                              \
     auto x = detail::load(p), y = detail::load(q);                             \
     using C = decltype(x);                                                     \
     if constexpr (isFloating<T>)                                               \
@@ -552,7 +556,7 @@ inline int64_t intPow(int64_t base, int64_t exp) {
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, T *r) {                             \
     detail::binaryMap(sa, sb, sr, a, b, r,                                     \
-                      [](T p, T q) { return scalar::name(p, q); });            \
+                      [] DTCK_LAMBDA(T p, T q) { return scalar::name(p, q); });            \
   }
 
 DTCK_BINARY(add, x + y, detail::wrappingAdd(x, y))
@@ -576,7 +580,7 @@ namespace scalar {
 
 /// Remainder with the divisor's sign, or the dividend's with `fmod`; an
 /// integer remainder by 0 is 0.
-template <typename T> inline T mod(T p, T q, bool fmod) {
+template <typename T> DTCK_HD inline T mod(T p, T q, bool fmod) {
   if constexpr (isFloating<T>) {
     auto x = detail::load(p), y = detail::load(q);
     using C = decltype(x);
@@ -597,9 +601,9 @@ template <typename T> inline T mod(T p, T q, bool fmod) {
 
 /// Logical and, or, exclusive or (the names avoid C++'s alternative tokens
 /// `and`, `or`, `xor`).
-inline bool logicalAnd(bool x, bool y) { return x && y; }
-inline bool logicalOr(bool x, bool y) { return x || y; }
-inline bool logicalXor(bool x, bool y) { return x != y; }
+DTCK_HD inline bool logicalAnd(bool x, bool y) { return x && y; }
+DTCK_HD inline bool logicalOr(bool x, bool y) { return x || y; }
+DTCK_HD inline bool logicalXor(bool x, bool y) { return x != y; }
 
 } // namespace scalar
 
@@ -607,27 +611,33 @@ template <typename T>
 inline void mod(const Shape &sa, const Shape &sb, const Shape &sr, const T *a,
                 const T *b, bool fmod, T *r) {
   detail::binaryMap(sa, sb, sr, a, b, r,
-                    [fmod](T p, T q) { return scalar::mod(p, q, fmod); });
+                    [fmod] DTCK_LAMBDA(T p, T q) { return scalar::mod(p, q, fmod); });
 }
 
 inline void logicalAnd(const Shape &sa, const Shape &sb, const Shape &sr,
                        const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, scalar::logicalAnd);
+  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(bool p, bool q) {
+    return scalar::logicalAnd(p, q);
+  });
 }
 inline void logicalOr(const Shape &sa, const Shape &sb, const Shape &sr,
                       const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, scalar::logicalOr);
+  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(bool p, bool q) {
+    return scalar::logicalOr(p, q);
+  });
 }
 inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
                        const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, scalar::logicalXor);
+  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(bool p, bool q) {
+    return scalar::logicalXor(p, q);
+  });
 }
 
 /// Defines a comparison `scalar::name(p, q)` and its kernel with a boolean
 /// result.
 #define DTCK_COMPARE(name, OP)                                                 \
   namespace scalar {                                                           \
-  template <typename T> inline bool name(T p, T q) {                           \
+  template <typename T> DTCK_HD inline bool name(T p, T q) {                           \
     return detail::load(p) OP detail::load(q);                                 \
   }                                                                            \
   }                                                                            \
@@ -635,7 +645,7 @@ inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, bool *r) {                          \
     detail::binaryMap(sa, sb, sr, a, b, r,                                     \
-                      [](T p, T q) -> bool { return scalar::name(p, q); });    \
+                      [] DTCK_LAMBDA(T p, T q) -> bool { return scalar::name(p, q); });    \
   }
 
 DTCK_COMPARE(equal, ==)
@@ -653,13 +663,13 @@ DTCK_COMPARE(greaterEqual, >=)
 namespace scalar {
 
 /// condition ? onTrue : onFalse.
-template <typename T> inline T where(bool c, T t, T f) { return c ? t : f; }
+template <typename T> DTCK_HD inline T where(bool c, T t, T f) { return c ? t : f; }
 
 /// Converts one element to To as the interpreter: float to float rounds to
 /// nearest even; float to integer truncates toward zero, saturates at the
 /// int64 range and wraps (NaN is 0); to bool is `x != 0` (NaN is false);
 /// integer to float rounds through double.
-template <typename To, typename From> inline To cast(From x) {
+template <typename To, typename From> DTCK_HD inline To cast(From x) {
   if constexpr (std::is_same_v<From, To>)
     return x;
   else if constexpr (isFloating<From>)
@@ -675,6 +685,9 @@ template <typename T>
 inline void where(const Shape &sc, const Shape &st, const Shape &sf,
                   const Shape &sr, const bool *c, const T *t, const T *f,
                   T *r) {
+#ifdef DTCK_DEVICE_LOOPS
+  detail::ternaryMap(sc, st, sf, sr, c, t, f, r);
+#else
   int64_t strides[4][kMaxRank];
   detail::alignedStrides(sc, sr, strides[0]);
   detail::alignedStrides(st, sr, strides[1]);
@@ -689,12 +702,13 @@ inline void where(const Shape &sc, const Shape &st, const Shape &sf,
     for (int64_t j = 0; j < len; ++j)
       out[j] = scalar::where(pc[j * step[0]], pt[j * step[1]], pf[j * step[2]]);
   });
+#endif
 }
 
 /// Converts each element to To (scalar::cast).
 template <typename From, typename To>
 inline void cast(const Shape &s, const From *x, To *y) {
-  detail::mapEach(s, x, y, [](From v) { return scalar::cast<To>(v); });
+  detail::mapEach(s, x, y, [] DTCK_LAMBDA(From v) { return scalar::cast<To>(v); });
 }
 
 } // namespace dtck

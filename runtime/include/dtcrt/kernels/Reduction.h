@@ -161,10 +161,10 @@ inline int64_t groupSize(const Shape &in, const Shape &kept) {
 }
 
 /// `a` or `b`, whichever is larger; NaN if either is.
-inline double maxOf(double a, double b) {
+DTCK_HD inline double maxOf(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
 }
-inline double minOf(double a, double b) {
+DTCK_HD inline double minOf(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
 }
 
@@ -196,18 +196,18 @@ template <typename T> inline T storeReal(double value) {
 
 namespace scalar {
 /// A float sum (or mean) accumulates each element in double.
-template <typename T> inline double sumStep(double s, T v) {
+template <typename T> DTCK_HD inline double sumStep(double s, T v) {
   return s + static_cast<double>(detail::load(v));
 }
 /// A float maximum / minimum in double; NaN propagates.
-template <typename T> inline double maxStep(double s, T v) {
+template <typename T> DTCK_HD inline double maxStep(double s, T v) {
   return detail::maxOf(s, static_cast<double>(detail::load(v)));
 }
-template <typename T> inline double minStep(double s, T v) {
+template <typename T> DTCK_HD inline double minStep(double s, T v) {
   return detail::minOf(s, static_cast<double>(detail::load(v)));
 }
 /// The accumulated double rounded once to float type T.
-template <typename T> inline T finish(double s) {
+template <typename T> DTCK_HD inline T finish(double s) {
   return detail::roundTo<T>(s);
 }
 } // namespace scalar

@@ -1,0 +1,47 @@
+//===- CppTarget.h - a program printed as C++ (the CPU and CUDA targets) -===//
+//
+// What the CPU and CUDA targets share: the step's functions
+// (CppEmitter.h), the tensor descriptors, `kModel` and `main`. A target
+// says which headers the program includes, how `step` wraps the step
+// function, and how the source is built.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_COMPILER_TARGET_CPU_CPPTARGET_H
+#define DTC_COMPILER_TARGET_CPU_CPPTARGET_H
+
+#include "compiler/Target/CPU/CppEmitter.h"
+#include "compiler/Target/TargetInfo.h"
+
+namespace mlir::dtc {
+
+class CppProgramTarget : public TargetInfo {
+public:
+  LogicalResult emitProgram(ModuleOp module, ProgramKind kind,
+                            llvm::raw_ostream &os) override;
+  LogicalResult emitPipelinedProgram(ArrayRef<ModuleOp> stages,
+                                     ArrayRef<std::string> weightsFiles,
+                                     llvm::raw_ostream &os) override;
+
+protected:
+  /// The includes every program starts with.
+  virtual void emitHeader(llvm::raw_ostream &os);
+  /// How functions are printed.
+  virtual cpu::EmitOptions emitOptions() const { return {}; }
+  /// `step` (and `evalStep` when `eval`) of the dtcrt_model_desc, calling
+  /// fn_<entry> (fn_eval_step); `arenaBytes` is the plan's arena.
+  virtual void emitWrappers(llvm::raw_ostream &os, StringRef entry, bool eval,
+                            int64_t arenaBytes);
+  /// Fields of dtcrt_model_desc after `weights_file`, each with a leading
+  /// ", " (none: zero).
+  virtual std::string extraModelFields() const { return ""; }
+
+  /// The functions, descriptors and `kModel` of one program (a pipeline
+  /// stage's, `weightsFile` naming its initial values).
+  LogicalResult emitModel(ModuleOp module, ProgramKind kind, int64_t stage,
+                          StringRef weightsFile, llvm::raw_ostream &os);
+};
+
+} // namespace mlir::dtc
+
+#endif // DTC_COMPILER_TARGET_CPU_CPPTARGET_H

@@ -1,0 +1,314 @@
+//===- Device.h - what generated CUDA code needs of the device ------------===//
+//
+// One header for the real device (nvcc, the CUDA runtime and cuBLASLt) and
+// its host emulation (DTCG_EMULATION: the host compiler, Emulation.h, and
+// host loops in place of cuBLASLt with the same accumulation). Everything
+// runs on one stream per rank, in program order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_CUDA_DEVICE_H
+#define DTCRT_CUDA_DEVICE_H
+
+#ifdef DTCG_EMULATION
+#include "dtcrt/cuda/Emulation.h"
+#define DTCG_SHARED(T, name, n) static ::dtcemu::SharedArray<T, n> name
+#else
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#define DTCG_SHARED(T, name, n) __shared__ T name[n]
+#endif
+
+#include "dtcrt/kernels/Common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace dtcg {
+
+/// The op running (its ONNX node), for error messages.
+inline const char *&currentOp() {
+  static const char *op = nullptr;
+  return op;
+}
+
+[[noreturn]] inline void fatal(const std::string &what) {
+  std::fprintf(stderr, "error: CUDA: %s%s%s\n", what.c_str(),
+               currentOp() ? " (at " : "", currentOp() ? currentOp() : "");
+  if (currentOp())
+    std::fprintf(stderr, ")\n");
+  std::fflush(stderr);
+  std::exit(1);
+}
+
+inline void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    fatal(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+inline cudaStream_t &stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t created = nullptr;
+    check(cudaStreamCreate(&created), "creating the compute stream");
+    return created;
+  }();
+  return s;
+}
+
+/// A device word kernels set when their input is invalid (an index out of
+/// range); the step reads it once at its end.
+inline int *errorFlag() {
+  static int *flag = [] {
+    void *p = nullptr;
+    check(cudaMalloc(&p, sizeof(int)), "allocating the error flag");
+    check(cudaMemsetAsync(p, 0, sizeof(int), stream()), "clearing it");
+    return static_cast<int *>(p);
+  }();
+  return flag;
+}
+
+/// Threads per block of the library's kernels.
+constexpr unsigned kBlock = 256;
+
+/// Blocks of a grid-stride loop over n elements: enough to fill the device
+/// (the emulation runs a few: its loops cover every element anyway).
+inline unsigned gridFor(int64_t n) {
+#ifdef DTCG_EMULATION
+  constexpr int64_t kMaxBlocks = 2;
+#else
+  constexpr int64_t kMaxBlocks = 132 * 16;
+#endif
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  if (blocks < 1)
+    blocks = 1;
+  return unsigned(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+/// Launches `kernel` on the compute stream.
+template <typename... P, typename... A>
+inline void launch(const char *name, dim3 grid, dim3 block, void (*kernel)(P...),
+                   A... args) {
+#ifdef DTCG_EMULATION
+  dtcemu::run(name, grid, block, [&] { kernel(P(args)...); });
+#else
+  kernel<<<grid, block, 0, stream()>>>(P(args)...);
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    fatal(std::string("launching ") + name + ": " + cudaGetErrorString(status));
+#endif
+}
+
+/// The index of this thread in a one-dimensional grid, and the grid's size.
+#define DTCG_GRID_STRIDE(i, n)                                                 \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);   \
+       i += int64_t(gridDim.x) * blockDim.x)
+
+/// Device memory to device memory, on the stream.
+inline void copy(void *to, const void *from, int64_t bytes) {
+  if (bytes > 0 && to != from)
+    check(cudaMemcpyAsync(to, from, size_t(bytes), cudaMemcpyDeviceToDevice,
+                          stream()),
+          "copying on the device");
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions inside a block
+//===----------------------------------------------------------------------===//
+
+/// The sum of `v` over a warp (every lane gets it).
+template <typename T> __device__ inline T warpSum(T v) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+template <typename T> __device__ inline T warpMax(T v) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    T o = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = o > v || o != o ? o : v;
+  }
+  return v;
+}
+template <typename T> __device__ inline T warpMin(T v) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    T o = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = o < v || o != o ? o : v;
+  }
+  return v;
+}
+
+/// Combines every thread's `v` of a block (blockDim.x a multiple of 32, at
+/// most 1024) with `op` (0 sum, 1 max, 2 min); every thread gets the result.
+/// Warps reduce by shuffles, then the first warp reduces the warps' results
+/// through shared memory.
+template <typename T> __device__ inline T blockReduce(T v, int op) {
+  // partial[w]: warp w's result; partial[32]: the block's.
+  DTCG_SHARED(T, partial, 33);
+  int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
+  int warps = int(blockDim.x / 32);
+  v = op == 0 ? warpSum(v) : op == 1 ? warpMax(v) : warpMin(v);
+  __syncthreads(); // a previous call's readers are done with `partial`
+  if (lane == 0)
+    partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    // Lanes past the last warp repeat a warp's result (harmless for max
+    // and min) or add zero.
+    T w = partial[lane < warps ? lane : lane % warps];
+    if (op == 0 && lane >= warps)
+      w = T(0);
+    w = op == 0 ? warpSum(w) : op == 1 ? warpMax(w) : warpMin(w);
+    if (lane == 0)
+      partial[32] = w;
+  }
+  __syncthreads();
+  return partial[32];
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products (cuBLASLt; the emulation's host loops)
+//===----------------------------------------------------------------------===//
+
+/// Element type of a product.
+enum class GemmType { F32, BF16, F16 };
+template <typename T> constexpr GemmType gemmTypeOf();
+template <> constexpr GemmType gemmTypeOf<float>() { return GemmType::F32; }
+template <> constexpr GemmType gemmTypeOf<dtck::bf16>() {
+  return GemmType::BF16;
+}
+template <> constexpr GemmType gemmTypeOf<dtck::f16>() {
+  return GemmType::F16;
+}
+
+/// Row-major strided batched product: for each b < batch,
+/// y_b[m, n] = alpha * op(a_b) op(b_b) + beta * y_b, where op(x) is x or its
+/// transpose, a_b = a + b * strideA (rows of lda elements), and so on; fp32
+/// accumulation. y_b is contiguous (ldy = n).
+template <typename T>
+void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 float alpha, const T *a, int64_t lda, int64_t strideA,
+                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
+                 int64_t strideY, int64_t batch);
+
+#ifdef DTCG_EMULATION
+template <typename T>
+void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 float alpha, const T *a, int64_t lda, int64_t strideA,
+                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
+                 int64_t strideY, int64_t batch) {
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const T *ab = a + bi * strideA, *bb = b + bi * strideB;
+    T *yb = y + bi * strideY;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += float(ab[transA ? p * lda + i : i * lda + p]) *
+                 float(bb[transB ? j * ldb + p : p * ldb + j]);
+        float prior = beta != 0 ? beta * float(yb[i * n + j]) : 0.0f;
+        yb[i * n + j] = T(alpha * acc + prior);
+      }
+  }
+}
+#else
+inline cublasLtHandle_t ltHandle() {
+  static cublasLtHandle_t handle = [] {
+    cublasLtHandle_t h = nullptr;
+    if (cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS)
+      fatal("cublasLtCreate failed");
+    return h;
+  }();
+  return handle;
+}
+
+/// cuBLASLt's workspace: 32 MiB, allocated once.
+inline void *ltWorkspace(size_t &bytes) {
+  bytes = size_t(32) << 20;
+  static void *w = [] {
+    void *p = nullptr;
+    check(cudaMalloc(&p, size_t(32) << 20), "allocating cuBLASLt's workspace");
+    return p;
+  }();
+  return w;
+}
+
+inline void checkLt(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fatal(std::string("cuBLASLt ") + what + " failed (status " +
+          std::to_string(int(status)) + ")");
+}
+
+template <typename T>
+void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 float alpha, const T *a, int64_t lda, int64_t strideA,
+                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
+                 int64_t strideY, int64_t batch) {
+  // Row-major y = op(a) op(b) is column-major y^T = op(b)^T op(a)^T: cuBLASLt
+  // computes (n x m) = op'(b) (n x k) times op'(a) (k x m).
+  cudaDataType_t type = gemmTypeOf<T>() == GemmType::F32    ? CUDA_R_32F
+                        : gemmTypeOf<T>() == GemmType::BF16 ? CUDA_R_16BF
+                                                            : CUDA_R_16F;
+  cublasLtMatmulDesc_t desc;
+  checkLt(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "matmul descriptor");
+  cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // First operand of the column-major product: b.
+  checkLt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                         &opB, sizeof(opB)),
+          "transposition");
+  checkLt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                         &opA, sizeof(opA)),
+          "transposition");
+  cublasLtMatrixLayout_t lb, la, ly;
+  // b as stored, column-major: rows = its row length.
+  checkLt(cublasLtMatrixLayoutCreate(&lb, type, transB ? k : n,
+                                     transB ? n : k, ldb),
+          "layout");
+  checkLt(cublasLtMatrixLayoutCreate(&la, type, transA ? m : k,
+                                     transA ? k : m, lda),
+          "layout");
+  checkLt(cublasLtMatrixLayoutCreate(&ly, type, n, m, n), "layout");
+  int32_t count = int32_t(batch);
+  for (auto [layout, stride] : {std::pair{lb, strideB}, std::pair{la, strideA},
+                                std::pair{ly, strideY}}) {
+    checkLt(cublasLtMatrixLayoutSetAttribute(
+                layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                sizeof(count)),
+            "batch count");
+    checkLt(cublasLtMatrixLayoutSetAttribute(
+                layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                sizeof(stride)),
+            "batch stride");
+  }
+  size_t workspaceBytes = 0;
+  void *workspace = ltWorkspace(workspaceBytes);
+  cublasLtMatmulPreference_t pref;
+  checkLt(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  checkLt(cublasLtMatmulPreferenceSetAttribute(
+              pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes,
+              sizeof(workspaceBytes)),
+          "workspace preference");
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  checkLt(cublasLtMatmulAlgoGetHeuristic(ltHandle(), desc, lb, la, ly, ly,
+                                         pref, 1, &heuristic, &found),
+          "algorithm search");
+  if (found == 0)
+    fatal("cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
+          std::to_string(n) + "x" + std::to_string(k) + " product");
+  checkLt(cublasLtMatmul(ltHandle(), desc, &alpha, b, lb, a, la, &beta, y, ly,
+                         y, ly, &heuristic.algo, workspace, workspaceBytes,
+                         stream()),
+          "matmul");
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(ly);
+  cublasLtMatmulDescDestroy(desc);
+}
+#endif
+
+} // namespace dtcg
+
+#endif // DTCRT_CUDA_DEVICE_H
