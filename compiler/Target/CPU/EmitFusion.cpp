@@ -784,10 +784,16 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
           (target.empty() || number < unsigned(std::stoi(target.substr(3)))))
         target = "out" + std::to_string(number);
   }
-  if (target.empty()) {
-    if (e.cuda())
-      return matmul.emitError("the CUDA target fuses a product only into "
-                              "an output of its type");
+  if (target.empty() && e.cuda()) {
+    // A device buffer of the launcher's own (outside the arena), which the
+    // epilogue kernel takes as one more parameter.
+    os << "  static " << type << " *const product = static_cast<" << type
+       << " *>(dtcg::deviceScratch(" << numel(sy) << " * sizeof(" << type
+       << ")));\n";
+    params += ", " + type + " *__restrict product";
+    args += ", product";
+    target = "product";
+  } else if (target.empty()) {
     os << "  std::vector<" << type << "> product(" << numel(sy) << ");\n";
     target = "product.data()";
   }

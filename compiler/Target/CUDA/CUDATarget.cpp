@@ -38,9 +38,9 @@ const llvm::StringSet<> &libraryKernels() {
       "reduceSum", "reduceMean", "softmax", "logSoftmax", "layerNorm",
       "nllLoss",
       // Shapes.
-      "concat",
+      "concat", "transpose", "pad", "gather", "gatherGrad",
       // Products.
-      "gemm",
+      "gemm", "matmul", "matmulView",
       // Training.
       "adamWUpdate", "sgdUpdate", "lrSchedule"};
   return kernels;

@@ -21,8 +21,10 @@
 
 #include "dtcrt/kernels/Common.h"
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 namespace dtcg {
@@ -68,6 +70,14 @@ inline int *errorFlag() {
   return flag;
 }
 
+/// A device buffer of `bytes` that lives as long as the program (a fused
+/// kernel's intermediate product that is not one of its outputs).
+inline void *deviceScratch(size_t bytes) {
+  void *p = nullptr;
+  check(cudaMalloc(&p, bytes ? bytes : 1), "allocating a kernel's scratch");
+  return p;
+}
+
 /// Threads per block of the library's kernels.
 constexpr unsigned kBlock = 256;
 
@@ -110,6 +120,31 @@ inline void copy(void *to, const void *from, int64_t bytes) {
     check(cudaMemcpyAsync(to, from, size_t(bytes), cudaMemcpyDeviceToDevice,
                           stream()),
           "copying on the device");
+}
+
+/// *address += value, atomically: CUDA's atomicAdd for float and double; a
+/// compare-and-swap of the enclosing 32-bit word for the 16-bit floats (the
+/// sum rounded once, from float).
+template <typename T> __device__ inline void atomicAddValue(T *address,
+                                                            T value) {
+  if constexpr (sizeof(T) == 2) {
+    auto at = reinterpret_cast<uintptr_t>(address);
+    auto *word = reinterpret_cast<unsigned int *>(at & ~uintptr_t(3));
+    unsigned shift = unsigned(at & 2) * 8;
+    unsigned old = *word, assumed;
+    do {
+      assumed = old;
+      uint16_t bits = uint16_t(assumed >> shift);
+      T current;
+      memcpy(&current, &bits, 2);
+      T sum = T(float(current) + float(value));
+      memcpy(&bits, &sum, 2);
+      unsigned next = (assumed & ~(0xffffu << shift)) | (unsigned(bits) << shift);
+      old = atomicCAS(word, assumed, next);
+    } while (assumed != old);
+  } else {
+    atomicAdd(address, value);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,40 +273,41 @@ inline void checkLt(cublasStatus_t status, const char *what) {
           std::to_string(int(status)) + ")");
 }
 
-template <typename T>
-void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-                 float alpha, const T *a, int64_t lda, int64_t strideA,
-                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
-                 int64_t strideY, int64_t batch) {
-  // Row-major y = op(a) op(b) is column-major y^T = op(b)^T op(a)^T: cuBLASLt
-  // computes (n x m) = op'(b) (n x k) times op'(a) (k x m).
-  cudaDataType_t type = gemmTypeOf<T>() == GemmType::F32    ? CUDA_R_32F
-                        : gemmTypeOf<T>() == GemmType::BF16 ? CUDA_R_16BF
-                                                            : CUDA_R_16F;
+/// A product's cuBLASLt descriptors and algorithm, made once per shape.
+struct LtPlan {
   cublasLtMatmulDesc_t desc;
-  checkLt(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  cublasLtMatrixLayout_t lb, la, ly;
+  cublasLtMatmulAlgo_t algo;
+};
+
+inline LtPlan makeLtPlan(cudaDataType_t type, bool transA, bool transB,
+                         int64_t m, int64_t n, int64_t k, int64_t lda,
+                         int64_t strideA, int64_t ldb, int64_t strideB,
+                         int64_t strideY, int64_t batch) {
+  // Row-major y = op(a) op(b) is column-major y^T = op(b)^T op(a)^T:
+  // cuBLASLt computes (n x m) = op'(b) (n x k) times op'(a) (k x m).
+  LtPlan p;
+  checkLt(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
           "matmul descriptor");
   cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  // First operand of the column-major product: b.
-  checkLt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+  checkLt(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
                                          &opB, sizeof(opB)),
           "transposition");
-  checkLt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+  checkLt(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB,
                                          &opA, sizeof(opA)),
           "transposition");
-  cublasLtMatrixLayout_t lb, la, ly;
-  // b as stored, column-major: rows = its row length.
-  checkLt(cublasLtMatrixLayoutCreate(&lb, type, transB ? k : n,
+  checkLt(cublasLtMatrixLayoutCreate(&p.lb, type, transB ? k : n,
                                      transB ? n : k, ldb),
           "layout");
-  checkLt(cublasLtMatrixLayoutCreate(&la, type, transA ? m : k,
+  checkLt(cublasLtMatrixLayoutCreate(&p.la, type, transA ? m : k,
                                      transA ? k : m, lda),
           "layout");
-  checkLt(cublasLtMatrixLayoutCreate(&ly, type, n, m, n), "layout");
+  checkLt(cublasLtMatrixLayoutCreate(&p.ly, type, n, m, n), "layout");
   int32_t count = int32_t(batch);
-  for (auto [layout, stride] : {std::pair{lb, strideB}, std::pair{la, strideA},
-                                std::pair{ly, strideY}}) {
+  for (auto [layout, stride] : {std::pair{p.lb, strideB},
+                                std::pair{p.la, strideA},
+                                std::pair{p.ly, strideY}}) {
     checkLt(cublasLtMatrixLayoutSetAttribute(
                 layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
                 sizeof(count)),
@@ -282,7 +318,7 @@ void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
             "batch stride");
   }
   size_t workspaceBytes = 0;
-  void *workspace = ltWorkspace(workspaceBytes);
+  ltWorkspace(workspaceBytes);
   cublasLtMatmulPreference_t pref;
   checkLt(cublasLtMatmulPreferenceCreate(&pref), "preference");
   checkLt(cublasLtMatmulPreferenceSetAttribute(
@@ -291,21 +327,44 @@ void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           "workspace preference");
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  checkLt(cublasLtMatmulAlgoGetHeuristic(ltHandle(), desc, lb, la, ly, ly,
-                                         pref, 1, &heuristic, &found),
+  checkLt(cublasLtMatmulAlgoGetHeuristic(ltHandle(), p.desc, p.lb, p.la, p.ly,
+                                         p.ly, pref, 1, &heuristic, &found),
           "algorithm search");
+  cublasLtMatmulPreferenceDestroy(pref);
   if (found == 0)
     fatal("cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
           std::to_string(n) + "x" + std::to_string(k) + " product");
-  checkLt(cublasLtMatmul(ltHandle(), desc, &alpha, b, lb, a, la, &beta, y, ly,
-                         y, ly, &heuristic.algo, workspace, workspaceBytes,
+  p.algo = heuristic.algo;
+  return p;
+}
+
+template <typename T>
+void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 float alpha, const T *a, int64_t lda, int64_t strideA,
+                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
+                 int64_t strideY, int64_t batch) {
+  cudaDataType_t type = gemmTypeOf<T>() == GemmType::F32    ? CUDA_R_32F
+                        : gemmTypeOf<T>() == GemmType::BF16 ? CUDA_R_16BF
+                                                            : CUDA_R_16F;
+  // Plans by everything they depend on: a step's products repeat every
+  // step (and every layer), and a plan takes longer to make than to run.
+  using Key = std::array<int64_t, 12>;
+  static std::map<Key, LtPlan> plans;
+  Key key = {int64_t(type), transA, transB, m, n, k, lda, strideA, ldb,
+             strideB, strideY, batch};
+  auto it = plans.find(key);
+  if (it == plans.end())
+    it = plans
+             .emplace(key, makeLtPlan(type, transA, transB, m, n, k, lda,
+                                      strideA, ldb, strideB, strideY, batch))
+             .first;
+  const LtPlan &p = it->second;
+  size_t workspaceBytes = 0;
+  void *workspace = ltWorkspace(workspaceBytes);
+  checkLt(cublasLtMatmul(ltHandle(), p.desc, &alpha, b, p.lb, a, p.la, &beta,
+                         y, p.ly, y, p.ly, &p.algo, workspace, workspaceBytes,
                          stream()),
           "matmul");
-  cublasLtMatmulPreferenceDestroy(pref);
-  cublasLtMatrixLayoutDestroy(lb);
-  cublasLtMatrixLayoutDestroy(la);
-  cublasLtMatrixLayoutDestroy(ly);
-  cublasLtMatmulDescDestroy(desc);
 }
 #endif
 

@@ -2,7 +2,7 @@
 //
 // `dtc compile --target cuda --cuda-emulation` builds the generated .cu with
 // the host C++ compiler under this header. A kernel launch runs its blocks
-// one after another; a block's threads are fibers (ucontext) on one OS
+// one after another; a block's threads are fibers (stacks of their own) on one OS
 // thread, switched only where CUDA lets threads wait for each other:
 // __syncthreads() (every live thread of the block) and the warp shuffles
 // (every lane of the warp). So shared memory, barriers and shuffles keep
@@ -35,7 +35,6 @@
 #include <map>
 #include <string>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 #include <vector>
 
@@ -64,13 +63,46 @@ enum cudaMemcpyKind {
   cudaMemcpyDefault
 };
 
+#if !defined(__x86_64__)
+#error "the CUDA emulation switches fibers with x86-64 code"
+#endif
+
+/// Switches stacks: saves the callee-saved registers on the current stack,
+/// stores its pointer in *save, and resumes the stack `next` (saved the
+/// same way, or prepared by dtcemu::prepareStack). No system call (ucontext
+/// swaps the signal mask on every switch, which made emulation 100x
+/// slower); the floating-point control words are the same in every fiber.
+extern "C" void dtcemu_switch(void **save, void *next);
+asm(R"(
+  .text
+  .weak dtcemu_switch
+  .type dtcemu_switch, @function
+dtcemu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size dtcemu_switch, .-dtcemu_switch
+)");
+
 namespace dtcemu {
 
 /// Where a fiber stands.
 enum class State { Ready, AtBarrier, AtShuffle, Done };
 
 struct Fiber {
-  ucontext_t context;
+  void *stack = nullptr; // the saved stack pointer while switched out
   dim3 threadIdx;
   unsigned linear = 0; // x fastest
   State state = State::Ready;
@@ -87,7 +119,7 @@ struct Allocation {
 
 /// The emulator: the launch in progress and the device's allocations.
 struct Emulator {
-  ucontext_t scheduler;
+  void *scheduler = nullptr;
   std::vector<Fiber> fibers;
   std::vector<char> stacks;
   Fiber *current = nullptr;
@@ -214,14 +246,30 @@ inline bool release(void *p) {
 
 inline void yield() {
   Emulator &e = emulator();
-  swapcontext(&e.current->context, &e.scheduler);
+  dtcemu_switch(&e.current->stack, e.scheduler);
 }
 
-inline void trampoline() {
+/// Where a new fiber starts: runs the kernel's body, then never returns.
+[[noreturn]] inline void trampoline() {
   Emulator &e = emulator();
   (*e.body)();
   e.current->state = State::Done;
-  swapcontext(&e.current->context, &e.scheduler);
+  dtcemu_switch(&e.current->stack, e.scheduler);
+  __builtin_unreachable();
+}
+
+/// A fresh stack [base, base + bytes) laid out as dtcemu_switch leaves a
+/// switched-out one: six zeroed registers, then the address it returns to
+/// (the trampoline), 16-byte aligned as a call would leave it.
+inline void *prepareStack(char *base, size_t bytes) {
+  auto top = reinterpret_cast<uintptr_t>(base + bytes) & ~uintptr_t(15);
+  auto *slot = reinterpret_cast<void **>(top - 16); // slot % 16 == 0
+  slot[0] = reinterpret_cast<void *>(&trampoline);
+  slot[1] = nullptr;
+  void **sp = slot - 6;
+  for (int k = 0; k < 6; ++k)
+    sp[k] = nullptr;
+  return sp;
 }
 
 /// Runs `body` as every thread of every block of a launch.
@@ -256,11 +304,8 @@ inline void run(const char *name, dim3 grid, dim3 block,
           f.linear = t;
           f.threadIdx = dim3(t % block.x, (t / block.x) % block.y,
                              t / (block.x * block.y));
-          getcontext(&f.context);
-          f.context.uc_stack.ss_sp = e.stacks.data() + t * Emulator::kStack;
-          f.context.uc_stack.ss_size = Emulator::kStack;
-          f.context.uc_link = nullptr;
-          makecontext(&f.context, trampoline, 0);
+          f.stack = prepareStack(e.stacks.data() + t * Emulator::kStack,
+                                 Emulator::kStack);
         }
         for (;;) {
           bool ran = false;
@@ -268,7 +313,7 @@ inline void run(const char *name, dim3 grid, dim3 block,
             if (f.state != State::Ready)
               continue;
             e.current = &f;
-            swapcontext(&e.scheduler, &f.context);
+            dtcemu_switch(&e.scheduler, f.stack);
             e.current = nullptr;
             ran = true;
           }
@@ -453,6 +498,14 @@ inline T __shfl_sync(unsigned, T value, int source, int width = 32) {
 template <typename T> inline T atomicAdd(T *address, T value) {
   T old = *address;
   *address = old + value;
+  return old;
+}
+
+inline unsigned atomicCAS(unsigned *address, unsigned compare,
+                          unsigned value) {
+  unsigned old = *address;
+  if (old == compare)
+    *address = value;
   return old;
 }
 

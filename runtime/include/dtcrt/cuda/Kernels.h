@@ -340,6 +340,333 @@ inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
 }
 
 //===----------------------------------------------------------------------===//
+// Layout: transpose, pad, gather
+//===----------------------------------------------------------------------===//
+
+/// A contiguous result read from `x` through strides (per result
+/// dimension; 0 broadcasts).
+struct StridedRead {
+  int rank = 0;
+  int64_t dims[dtck::kMaxRank] = {};
+  int64_t strides[dtck::kMaxRank] = {};
+};
+
+template <typename T>
+__global__ void stridedCopyKernel(int64_t n, StridedRead read, const T *x,
+                                  T *y) {
+  DTCG_GRID_STRIDE(i, n) {
+    int64_t rest = i, offset = 0;
+    for (int d = read.rank - 1; d >= 0; --d) {
+      offset += (rest % read.dims[d]) * read.strides[d];
+      rest /= read.dims[d];
+    }
+    y[i] = x[offset];
+  }
+}
+
+/// Result dimension d is operand dimension perm[d].
+template <typename T>
+inline void transpose(const Shape &in, const Shape &out, const T *x,
+                      const int64_t *perm, T *y) {
+  int64_t inStrides[dtck::kMaxRank];
+  dtck::stridesOf(in, inStrides);
+  StridedRead read;
+  read.rank = out.rank;
+  for (int d = 0; d < out.rank; ++d) {
+    read.dims[d] = out.dims[d];
+    read.strides[d] = inStrides[perm[d]];
+  }
+  int64_t n = out.numel();
+  if (n > 0)
+    launch("dtcg_transpose", gridFor(n), kBlock, stridedCopyKernel<T>, n,
+           read, x, y);
+}
+
+} // namespace dtcg
+
+namespace dtck {
+/// As kernels/Shape.h's (which CUDA programs do not include).
+enum class PadMode { Constant, Reflect, Edge };
+} // namespace dtck
+
+namespace dtcg {
+
+using dtck::PadMode;
+
+/// Pads by `low` before each dimension (negative crops), as dtck::pad.
+struct PadGeometry {
+  int rank = 0;
+  int64_t outDims[dtck::kMaxRank] = {}, inDims[dtck::kMaxRank] = {};
+  int64_t inStrides[dtck::kMaxRank] = {}, low[dtck::kMaxRank] = {};
+};
+
+template <typename T>
+__global__ void padKernel(int64_t n, PadGeometry g, const T *x, PadMode mode,
+                          T fill, T *y) {
+  DTCG_GRID_STRIDE(i, n) {
+    int64_t rest = i, offset = 0;
+    bool filled = false;
+    for (int d = g.rank - 1; d >= 0; --d) {
+      int64_t c = rest % g.outDims[d] - g.low[d];
+      rest /= g.outDims[d];
+      int64_t size = g.inDims[d];
+      if (c < 0 || c >= size) {
+        if (mode == PadMode::Constant) {
+          filled = true;
+          break;
+        }
+        if (mode == PadMode::Edge || size == 1) {
+          c = c < 0 ? 0 : size - 1;
+        } else {
+          int64_t period = 2 * (size - 1);
+          c %= period;
+          if (c < 0)
+            c += period;
+          c = c < size ? c : period - c;
+        }
+      }
+      offset += c * g.inStrides[d];
+    }
+    y[i] = filled ? fill : x[offset];
+  }
+}
+
+template <typename T>
+inline void pad(const Shape &in, const Shape &out, const T *x,
+                const int64_t *low, PadMode mode, double value, T *y) {
+  PadGeometry g;
+  g.rank = out.rank;
+  dtck::stridesOf(in, g.inStrides);
+  for (int d = 0; d < out.rank; ++d) {
+    g.outDims[d] = out.dims[d];
+    g.inDims[d] = in.dims[d];
+    g.low[d] = low[d];
+  }
+  int64_t n = out.numel();
+  if (n > 0)
+    launch("dtcg_pad", gridFor(n), kBlock, padKernel<T>, n, g, x, mode,
+           dtck::detail::fromDouble<T>(value), y);
+}
+
+/// ONNX Gather: result shape data[:axis] + indices + data[axis+1:]. An index
+/// out of range sets the error flag.
+template <typename T, typename I>
+__global__ void gatherKernel(int64_t n, int64_t size, int64_t count,
+                             int64_t inner, const T *x, const I *idx, T *y,
+                             int *error) {
+  DTCG_GRID_STRIDE(e, n) {
+    int64_t k = e % inner, b = e / inner;
+    int64_t o = b / count, j = b % count;
+    int64_t i = int64_t(idx[j]);
+    if (i < 0)
+      i += size;
+    if (i < 0 || i >= size) {
+      *error = 1;
+      continue;
+    }
+    y[e] = x[(o * size + i) * inner + k];
+  }
+}
+
+template <typename T, typename I>
+inline void gather(const Shape &data, const Shape &indices, const T *x,
+                   const I *idx, int64_t axis, T *y) {
+  int a = int(axis);
+  int64_t outer = detail::product(data, 0, a), size = data.dims[a];
+  int64_t inner = detail::product(data, a + 1, data.rank);
+  int64_t count = indices.numel();
+  int64_t n = outer * count * inner;
+  if (n > 0)
+    launch("dtcg_gather", gridFor(n), kBlock, gatherKernel<T, I>, n, size,
+           count, inner, x, idx, y, errorFlag());
+}
+
+/// The adjoint of gather: y = 0, then each gathered row's gradient added
+/// into the row it came from (atomically: rows taken twice meet).
+template <typename T, typename I>
+__global__ void gatherGradKernel(int64_t n, int64_t size, int64_t count,
+                                 int64_t inner, const T *g, const I *idx,
+                                 T *y, int *error) {
+  DTCG_GRID_STRIDE(e, n) {
+    int64_t k = e % inner, b = e / inner;
+    int64_t o = b / count, j = b % count;
+    int64_t i = int64_t(idx[j]);
+    if (i < 0)
+      i += size;
+    if (i < 0 || i >= size) {
+      *error = 1;
+      continue;
+    }
+    atomicAddValue(&y[(o * size + i) * inner + k], g[e]);
+  }
+}
+
+template <typename T, typename I>
+inline void gatherGrad(const Shape &grad, const Shape &indices,
+                       const Shape &out, const T *g, const I *idx,
+                       int64_t axis, T *y) {
+  int a = int(axis);
+  int64_t outer = detail::product(out, 0, a), size = out.dims[a];
+  int64_t inner = detail::product(out, a + 1, out.rank);
+  int64_t count = indices.numel();
+  check(cudaMemsetAsync(y, 0, size_t(out.numel()) * sizeof(T), stream()),
+        "clearing a gather gradient");
+  int64_t n = outer * count * inner;
+  if (n > 0)
+    launch("dtcg_gather_grad", gridFor(n), kBlock, gatherGradKernel<T, I>, n,
+           size, count, inner, g, idx, y, errorFlag());
+}
+
+//===----------------------------------------------------------------------===//
+// Batched matrix products through views
+//===----------------------------------------------------------------------===//
+
+/// As dtck::MatrixView: element (batch coordinates c, row i, column p) of
+/// an operand is at offset + sum(c[d] * batch[d]) + i * row + p * col.
+struct MatrixView {
+  int64_t offset = 0;
+  int64_t batch[dtck::kMaxRank] = {};
+  int64_t row = 0, col = 0;
+};
+
+/// Any view, one thread per result element (fp32 accumulation): the
+/// products cuBLASLt cannot read.
+template <typename T>
+__global__ void matmulViewKernel(int64_t n, StridedRead batch, int64_t m,
+                                 int64_t cols, int64_t k, const T *a,
+                                 MatrixView va, const T *b, MatrixView vb,
+                                 T *y) {
+  DTCG_GRID_STRIDE(e, n) {
+    int64_t j = e % cols, i = (e / cols) % m, rest = e / (cols * m);
+    int64_t oa = va.offset, ob = vb.offset;
+    for (int d = batch.rank - 1; d >= 0; --d) {
+      int64_t c = rest % batch.dims[d];
+      rest /= batch.dims[d];
+      oa += c * va.batch[d];
+      ob += c * vb.batch[d];
+    }
+    float acc = 0;
+    for (int64_t p = 0; p < k; ++p)
+      acc += float(a[oa + i * va.row + p * va.col]) *
+             float(b[ob + p * vb.row + j * vb.col]);
+    y[e] = T(acc);
+  }
+}
+
+namespace detail {
+/// One stride for batch dimensions [begin, rank) of a view, if its strides
+/// there are that stride times the trailing batch sizes.
+inline bool flatBatchStride(const MatrixView &v, const Shape &batch, int begin,
+                            int64_t &stride) {
+  stride = 0;
+  int64_t inner = 1;
+  bool set = false;
+  for (int d = batch.rank - 1; d >= begin; --d) {
+    if (batch.dims[d] != 1) {
+      if (!set) {
+        if (v.batch[d] % inner != 0)
+          return false;
+        stride = v.batch[d] / inner;
+        set = true;
+      }
+      if (v.batch[d] != stride * inner)
+        return false;
+    }
+    inner *= batch.dims[d];
+  }
+  return true;
+}
+} // namespace detail
+
+/// y[..., m, n] = a[..., m, k] x b[..., k, n] with the operands read
+/// through views; y is contiguous. Operands with one unit stride go to
+/// cuBLASLt: the trailing batch dimensions whose strides flatten into one
+/// are one strided-batched product, the leading ones a loop of those (an
+/// attention product over [batch, heads] views of a [B, T, 3C] tensor is B
+/// products of H). Other views go to matmulViewKernel.
+template <typename T>
+inline void matmulView(const Shape &sy, int64_t k, const T *a,
+                       const MatrixView &va, const T *b, const MatrixView &vb,
+                       T *y) {
+  int r = sy.rank;
+  int64_t m = sy.dims[r - 2], n = sy.dims[r - 1];
+  Shape batch{r - 2, {}};
+  for (int d = 0; d < r - 2; ++d)
+    batch.dims[d] = sy.dims[d];
+  int64_t numBatch = batch.numel();
+  if (numBatch * m * n == 0)
+    return;
+  // The stride of a dimension of size 1 is free: pick a unit one.
+  auto normalize = [](MatrixView v, int64_t rows, int64_t cols) {
+    if (rows == 1)
+      v.row = v.col == 1 ? cols : 1;
+    if (cols == 1)
+      v.col = v.row == 1 ? rows : 1;
+    return v;
+  };
+  MatrixView ca = normalize(va, m, k), cb = normalize(vb, k, n);
+  bool readable = (ca.col == 1 || ca.row == 1) &&
+                  (cb.col == 1 || cb.row == 1) &&
+                  (ca.col == 1 ? ca.row >= k : ca.col >= m) &&
+                  (cb.col == 1 ? cb.row >= n : cb.col >= k) && k > 0;
+  // The first batch dimension of the strided-batched products.
+  int split = 0;
+  int64_t strideA = 0, strideB = 0;
+  while (readable && split <= batch.rank &&
+         !(detail::flatBatchStride(ca, batch, split, strideA) &&
+           detail::flatBatchStride(cb, batch, split, strideB)))
+    ++split;
+  if (readable && split <= batch.rank) {
+    bool transA = ca.col != 1, transB = cb.col != 1;
+    int64_t inner = 1;
+    for (int d = split; d < batch.rank; ++d)
+      inner *= batch.dims[d];
+    int64_t outer = numBatch / inner;
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t offA = ca.offset, offB = cb.offset, rest = o;
+      for (int d = split - 1; d >= 0; --d) {
+        int64_t c = rest % batch.dims[d];
+        rest /= batch.dims[d];
+        offA += c * ca.batch[d];
+        offB += c * cb.batch[d];
+      }
+      gemmBatched<T>(transA, transB, m, n, k, 1.0f, a + offA,
+                     transA ? ca.col : ca.row, strideA, b + offB,
+                     transB ? cb.col : cb.row, strideB, 0.0f,
+                     y + o * inner * m * n, m * n, inner);
+    }
+    return;
+  }
+  StridedRead shape;
+  shape.rank = batch.rank;
+  for (int d = 0; d < batch.rank; ++d)
+    shape.dims[d] = batch.dims[d];
+  int64_t total = numBatch * m * n;
+  launch("dtcg_matmul_view", gridFor(total), kBlock, matmulViewKernel<T>,
+         total, shape, m, n, k, a, va, b, vb, y);
+}
+
+/// dtg.matmul: NumPy-broadcast batched product of contiguous operands.
+template <typename T>
+inline void matmul(const Shape &sa, const Shape &sb, const Shape &sy,
+                   const T *a, const T *b, T *y) {
+  auto view = [&](const Shape &s) {
+    MatrixView v;
+    int lead = (sy.rank - 2) - (s.rank - 2);
+    int64_t rows = s.dims[s.rank - 2], cols = s.dims[s.rank - 1];
+    int64_t stride = rows * cols;
+    for (int d = s.rank - 3; d >= 0; --d) {
+      v.batch[d + lead] = s.dims[d] == 1 ? 0 : stride;
+      stride *= s.dims[d];
+    }
+    v.row = cols;
+    v.col = 1;
+    return v;
+  };
+  matmulView(sy, sa.dims[sa.rank - 1], a, view(sa), b, view(sb), y);
+}
+
+//===----------------------------------------------------------------------===//
 // Training
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,94 @@
+#!/bin/bash
+# The CUDA target's checks on a real GPU, in two halves (the GPU machine has
+# no MLIR, so dtc compiles here):
+#
+#   scripts/gpu-check.sh prepare DIR   # here: build every case for sm_90,
+#                                      # with the CPU target's trajectories
+#   scripts/gpu-check.sh run DIR OUT   # on the GPU machine
+#
+# Cases: the MLP (AdamW) and GPT (SGD, AdamW) examples in fp32 and bf16. On
+# the GPU each trains 20 steps; its losses are compared with the CPU
+# target's (fp32 within 1e-5 relative, bf16 within 2e-2); compute-sanitizer
+# (memcheck, and racecheck/synccheck on the MLP) runs 2 steps of each fp32
+# case; then test/bench/cuda_speed.py times dtc against PyTorch.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mode=$1
+DIR=$(realpath -m "$2")
+
+cases="mlp-adamw-fp32 gpt-sgd-fp32 gpt-adamw-fp32 mlp-adamw-bf16 gpt-adamw-bf16"
+
+if [ "$mode" = prepare ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  DTC=$ROOT/build/bin/dtc
+  rm -rf "$DIR" && mkdir -p "$DIR"
+  for m in mlp gpt; do
+    /usr/bin/python3 "$ROOT/examples/$m/make_example.py" --out "$DIR/$m" \
+      --training --train-data 64 > /dev/null
+  done
+  for c in $cases; do
+    IFS=- read -r m opt prec <<< "$c"
+    case $opt in
+      sgd) o="--optimizer sgd --lr 0.1 --momentum 0.9" ;;
+      adamw) o="--optimizer adamw --lr 3e-3" ;;
+    esac
+    flags="--mesh 1x1x1 --global-batch 8 $o --precision $prec"
+    $DTC compile "$DIR/$m/model.onnx" $flags -o "$DIR/$c/cpu" 2> /dev/null
+    $DTC compile "$DIR/$m/model.onnx" $flags -o "$DIR/$c/cuda" \
+      --target cuda --cuda-arch 90 2> /dev/null
+    data=$([ $m = mlp ] && echo "x=$DIR/$m/train/x.npy,y=$DIR/$m/train/y.npy" \
+           || echo "tokens=$DIR/$m/train/tokens.npy,targets=$DIR/$m/train/targets.npy")
+    "$DIR/$c/cpu/train" --data "$data" --steps 20 \
+      --log-jsonl "$DIR/$c/cpu.jsonl" 2> /dev/null
+    rm -rf "$DIR/$c/cpu" "$DIR/$c/cuda/model.onnx"
+  done
+  rm -f "$DIR"/*/model.onnx
+  /usr/bin/python3 "$ROOT/test/bench/cuda_speed.py" prepare --out "$DIR/bench"
+  du -sh "$DIR"
+  exit 0
+fi
+
+OUT=$3
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$DIR/bench/lib:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+status=0
+for c in $cases; do
+  IFS=- read -r m opt prec <<< "$c"
+  data=$([ $m = mlp ] && echo "x=$DIR/$m/train/x.npy,y=$DIR/$m/train/y.npy" \
+         || echo "tokens=$DIR/$m/train/tokens.npy,targets=$DIR/$m/train/targets.npy")
+  if ! "$DIR/$c/cuda/train" --data "$data" --steps 20 \
+      --log-jsonl "$OUT/$c.jsonl" > "$OUT/$c.log" 2>&1; then
+    echo "$c: train failed"; tail -5 "$OUT/$c.log"; status=1; continue
+  fi
+  tol=$([ $prec = fp32 ] && echo 1e-5 || echo 2e-2)
+  python3 - "$DIR/$c/cpu.jsonl" "$OUT/$c.jsonl" "$c" "$tol" <<'PY' || status=1
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+worst = max(abs(x["loss"] - y["loss"]) / abs(x["loss"]) for x, y in zip(a, b))
+times = sorted(l["step_time_s"] for l in b[2:])
+ok = len(a) == len(b) == 20 and worst <= float(sys.argv[4])
+print("%s: 20-step losses vs the CPU target: worst relative %.2e (%s, "
+      "tolerance %s); last loss %.6f vs %.6f; median step %.3f ms" % (
+          sys.argv[3], worst, "ok" if ok else "MISMATCH", sys.argv[4],
+          a[-1]["loss"], b[-1]["loss"], 1e3 * times[len(times) // 2]))
+sys.exit(0 if ok else 1)
+PY
+  if [ $prec = fp32 ]; then
+    tools="memcheck"
+    [ $m = mlp ] && tools="memcheck racecheck synccheck"
+    for tool in $tools; do
+      if compute-sanitizer --tool $tool --error-exitcode 9 \
+          "$DIR/$c/cuda/train" --data "$data" --steps 2 \
+          > "$OUT/$c.$tool.log" 2>&1; then
+        echo "$c: compute-sanitizer $tool: $(grep -h "ERROR SUMMARY" "$OUT/$c.$tool.log" | tail -1)"
+      else
+        echo "$c: compute-sanitizer $tool FAILED"; tail -20 "$OUT/$c.$tool.log"
+        status=1
+      fi
+    done
+  fi
+done
+python3 "$ROOT/test/bench/cuda_speed.py" run --dir "$DIR/bench" || status=1
+exit $status
