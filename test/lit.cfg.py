@@ -61,6 +61,12 @@ else:
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("x86_64")
 
+# CUDA's compiler (every machine of this project has CUDA 13 at
+# /usr/local/cuda, without a GPU): tests that build with nvcc say
+# `REQUIRES: nvcc`.
+if os.path.exists("/usr/local/cuda/bin/nvcc"):
+    config.available_features.add("nvcc")
+
 tool_dirs = [config.dtc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dtc", "dtc-opt"], tool_dirs)
 
