@@ -6,7 +6,8 @@
 #                                      # with the CPU target's trajectories
 #   scripts/gpu-check.sh run DIR OUT   # on the GPU machine
 #
-# Cases: the MLP (AdamW) and GPT (SGD, AdamW) examples in fp32 and bf16. On
+# Cases: the MLP (AdamW), GPT (SGD, AdamW) and CNN (SGD) examples in fp32
+# and bf16. On
 # the GPU each trains 20 steps; its losses are compared with the CPU
 # target's (fp32 within 1e-5 relative, bf16 within 2e-2); compute-sanitizer
 # (memcheck, and racecheck/synccheck on the MLP) runs 2 steps of each fp32
@@ -16,28 +17,35 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=$1
 DIR=$(realpath -m "$2")
 
-cases="mlp-adamw-fp32 gpt-sgd-fp32 gpt-adamw-fp32 mlp-adamw-bf16 gpt-adamw-bf16"
+cases="mlp-adamw-fp32 gpt-sgd-fp32 gpt-adamw-fp32 cnn-sgd-fp32 mlp-adamw-bf16 gpt-adamw-bf16 cnn-sgd-bf16"
+
+data_of() {
+  case $1 in
+    mlp) echo "x=$DIR/mlp/train/x.npy,y=$DIR/mlp/train/y.npy" ;;
+    gpt) echo "tokens=$DIR/gpt/train/tokens.npy,targets=$DIR/gpt/train/targets.npy" ;;
+    cnn) echo "images=$DIR/cnn/train/images.npy,labels=$DIR/cnn/train/labels.npy" ;;
+  esac
+}
 
 if [ "$mode" = prepare ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   DTC=$ROOT/build/bin/dtc
   rm -rf "$DIR" && mkdir -p "$DIR"
-  for m in mlp gpt; do
+  for m in mlp gpt cnn; do
     /usr/bin/python3 "$ROOT/examples/$m/make_example.py" --out "$DIR/$m" \
       --training --train-data 64 > /dev/null
   done
   for c in $cases; do
     IFS=- read -r m opt prec <<< "$c"
     case $opt in
-      sgd) o="--optimizer sgd --lr 0.1 --momentum 0.9" ;;
+      sgd) o="--optimizer sgd --lr $([ $m = cnn ] && echo 0.05 || echo 0.1) --momentum 0.9" ;;
       adamw) o="--optimizer adamw --lr 3e-3" ;;
     esac
     flags="--mesh 1x1x1 --global-batch 8 $o --precision $prec"
     $DTC compile "$DIR/$m/model.onnx" $flags -o "$DIR/$c/cpu" 2> /dev/null
     $DTC compile "$DIR/$m/model.onnx" $flags -o "$DIR/$c/cuda" \
       --target cuda --cuda-arch 90 2> /dev/null
-    data=$([ $m = mlp ] && echo "x=$DIR/$m/train/x.npy,y=$DIR/$m/train/y.npy" \
-           || echo "tokens=$DIR/$m/train/tokens.npy,targets=$DIR/$m/train/targets.npy")
+    data=$(data_of $m)
     "$DIR/$c/cpu/train" --data "$data" --steps 20 \
       --log-jsonl "$DIR/$c/cpu.jsonl" 2> /dev/null
     rm -rf "$DIR/$c/cpu" "$DIR/$c/cuda/model.onnx"
@@ -55,8 +63,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0
 for c in $cases; do
   IFS=- read -r m opt prec <<< "$c"
-  data=$([ $m = mlp ] && echo "x=$DIR/$m/train/x.npy,y=$DIR/$m/train/y.npy" \
-         || echo "tokens=$DIR/$m/train/tokens.npy,targets=$DIR/$m/train/targets.npy")
+  data=$(data_of $m)
   if ! "$DIR/$c/cuda/train" --data "$data" --steps 20 \
       --log-jsonl "$OUT/$c.jsonl" > "$OUT/$c.log" 2>&1; then
     echo "$c: train failed"; tail -5 "$OUT/$c.log"; status=1; continue

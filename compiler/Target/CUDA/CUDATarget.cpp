@@ -41,6 +41,9 @@ const llvm::StringSet<> &libraryKernels() {
       "concat", "transpose", "pad", "gather", "gatherGrad",
       // Products.
       "gemm", "matmul", "matmulView",
+      // Convolution, pooling, batch norm (Conv.h).
+      "conv", "convInputGrad", "convWeightGrad", "maxPool", "avgPool",
+      "maxPoolGrad", "avgPoolGrad", "batchNormTraining", "batchNormInference",
       // Training.
       "adamWUpdate", "sgdUpdate", "lrSchedule"};
   return kernels;

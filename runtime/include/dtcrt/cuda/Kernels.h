@@ -786,4 +786,6 @@ inline void lrSchedule(const double *lr, const int64_t *step,
 
 } // namespace dtcg
 
+#include "dtcrt/cuda/Conv.h"
+
 #endif // DTCRT_CUDA_KERNELS_H
