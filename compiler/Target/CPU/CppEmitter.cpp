@@ -254,8 +254,7 @@ public:
           t.replace(at, 6, name.str());
         return t;
       };
-      os << comment << named(kernels) << "static void " << name
-         << named(host);
+      os << comment << named(kernels) << "static void " << name << named(host);
     }
     return it->second;
   }
@@ -518,8 +517,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     if (!missing.empty())
       return op.emitError("the CUDA target has no kernel for '")
              << op.getName() << "'"
-             << (node.empty() ? std::string()
-                              : " (ONNX node '" + node + "')")
+             << (node.empty() ? std::string() : " (ONNX node '" + node + "')")
              << " (dtcg::" << missing << ")";
     if (!cuda())
       os << "  if (ctx->guard) guardRegion(" << guardArgs << ", true);\n";
@@ -528,8 +526,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     if (direct.count(v) && direct[v] == i)
       continue;
     os << (cuda() ? "  dtcg::copy(results[" : "  std::memcpy(results[") << i
-       << "], " << buffer(v) << ", " << memory::byteSize(v.getType())
-       << ");\n";
+       << "], " << buffer(v) << ", " << memory::byteSize(v.getType()) << ");\n";
   }
   os << "}\n\n";
   return success();

@@ -425,8 +425,7 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
     for (size_t d = dims.size(); d-- > 0;)
       kernels << "    const int64_t " << vars[d] << " = rest % " << dims[d]
               << ";\n    rest /= " << dims[d] << ";\n";
-    hostOs << launch(kernel,
-                     "dtcg::gridFor(" + std::to_string(total) + ")",
+    hostOs << launch(kernel, "dtcg::gridFor(" + std::to_string(total) + ")",
                      "dtcg::kBlock");
   }
   llvm::raw_ostream &loopOs = e.cuda() ? kernels : os;
@@ -639,8 +638,7 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     // shared memory; thread 0 writes the result and the epilogue.
     std::string kernel = openKernel();
     hostOs << launch(kernel, std::to_string(outCount),
-                     "dtcg::detail::rowThreads(" + std::to_string(count) +
-                         ")");
+                     "dtcg::detail::rowThreads(" + std::to_string(count) + ")");
     os << "  const int64_t r = blockIdx.x;\n";
     emitKept(keptDims, inIndex, "r");
     for (auto [r, name] : llvm::zip(reductions, acc))
@@ -819,8 +817,7 @@ LogicalResult FusionPrinter::emit() {
   // CUDA: kernels carry the first ONNX node's name (profilers show it).
   if (e.cuda())
     for (Operation &inner : op.getBody().front().without_terminator())
-      if (std::string node = dtc::onnxNodeName(inner.getLoc());
-          !node.empty()) {
+      if (std::string node = dtc::onnxNodeName(inner.getLoc()); !node.empty()) {
         std::string suffix;
         for (char c : node)
           suffix += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

@@ -60,16 +60,16 @@ bool runTool(ArrayRef<std::string> argv, StringRef logFile, std::string &log) {
   SmallVector<StringRef> args(argv.begin(), argv.end());
   std::optional<StringRef> redirects[] = {std::nullopt, logFile, logFile};
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
-                                     0, 0, &error);
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0,
+                                     0, &error);
   if (rc == 0)
     return true;
   auto text = llvm::MemoryBuffer::getFile(logFile);
   // The first lines: the rest is in the log file.
   std::string head = text ? (*text)->getBuffer().take_front(4000).str() : "";
   log = "building with " + argv.front() + " failed" +
-        (error.empty() ? "" : ": " + error) + " (the whole log: " +
-        logFile.str() + ")\n" + head;
+        (error.empty() ? "" : ": " + error) +
+        " (the whole log: " + logFile.str() + ")\n" + head;
   return false;
 }
 
@@ -85,9 +85,10 @@ public:
   LogicalResult emitPipelinedProgram(ArrayRef<ModuleOp> stages,
                                      ArrayRef<std::string>,
                                      llvm::raw_ostream &) override {
-    return ModuleOp(stages.front()).emitError(
-        "the CUDA target runs one rank per program for now (no pipeline "
-        "stages)");
+    return ModuleOp(stages.front())
+        .emitError(
+            "the CUDA target runs one rank per program for now (no pipeline "
+            "stages)");
   }
 
 protected:
@@ -149,15 +150,14 @@ public:
       argv.push_back(*ccache);
     if (options.emulation) {
       argv.push_back(DTC_HOST_CXX);
-      for (StringRef flag : {"-std=c++17", "-O2", "-ffp-contract=off", "-w",
-                             "-DDTCG_EMULATION"})
+      for (StringRef flag :
+           {"-std=c++17", "-O2", "-ffp-contract=off", "-w", "-DDTCG_EMULATION"})
         argv.push_back(flag.str());
     } else {
       argv.push_back(options.nvcc);
-      for (StringRef flag :
-           {"-std=c++17", "-O3", "--extended-lambda",
-            "--expt-relaxed-constexpr", "-fmad=false", "-Xptxas", "-v",
-            "-Xcompiler", "-w"})
+      for (StringRef flag : {"-std=c++17", "-O3", "--extended-lambda",
+                             "--expt-relaxed-constexpr", "-fmad=false",
+                             "-Xptxas", "-v", "-Xcompiler", "-w"})
         argv.push_back(flag.str());
       for (const std::string &arch : options.archs)
         argv.push_back("-gencode=arch=compute_" + arch + ",code=sm_" + arch);

@@ -38,15 +38,15 @@ int main() {
   void *x = nullptr, *y = nullptr;
   dtcg::check(cudaMalloc(&x, n * sizeof(float)), "x");
   dtcg::check(cudaMalloc(&y, n * sizeof(float)), "y");
-  dtcg::check(cudaMemcpy(x, host.data(), n * sizeof(float),
-                         cudaMemcpyHostToDevice),
-              "copy");
+  dtcg::check(
+      cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice),
+      "copy");
   dtcg::launch("reverseBlocks", n / 64, 64, reverseBlocks,
                static_cast<const float *>(x), static_cast<float *>(y), n);
   std::vector<float> out(n);
-  dtcg::check(cudaMemcpy(out.data(), y, n * sizeof(float),
-                         cudaMemcpyDeviceToHost),
-              "copy back");
+  dtcg::check(
+      cudaMemcpy(out.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost),
+      "copy back");
   int wrong = 0;
   for (int i = 0; i < n; ++i)
     wrong += out[i] != float((i / 64) * 64 + 63 - i % 64);

@@ -12,7 +12,10 @@
 #ifndef DTCRT_CUDA_CONV_H
 #define DTCRT_CUDA_CONV_H
 
-#include "dtcrt/cuda/Device.h"
+#include "dtcrt/cuda/Loops.h"
+#include "dtcrt/kernels/Elementwise.h"
+
+#include <type_traits>
 
 namespace dtcg {
 
@@ -77,28 +80,59 @@ struct Window {
   }
 };
 
-/// A device buffer of at least `bytes` that grows as needed (im2col's
-/// columns), reused by every convolution on the stream.
-inline void *growingScratch(size_t bytes) {
-  static void *buffer = nullptr;
-  static size_t size = 0;
-  if (bytes > size) {
-    if (buffer) {
+/// A device buffer of at least `bytes` that grows as needed, reused by
+/// every kernel on the stream: slot 0 holds im2col's columns, slot 1 the
+/// float sums of a 16-bit gradient.
+inline void *growingScratch(size_t bytes, int slot = 0) {
+  static void *buffer[2] = {nullptr, nullptr};
+  static size_t size[2] = {0, 0};
+  if (bytes > size[slot]) {
+    if (buffer[slot]) {
       check(cudaStreamSynchronize(stream()), "freeing a scratch buffer");
-      check(cudaFree(buffer), "freeing a scratch buffer");
+      check(cudaFree(buffer[slot]), "freeing a scratch buffer");
     }
-    buffer = deviceScratch(bytes);
-    size = bytes;
+    buffer[slot] = deviceScratch(bytes);
+    size[slot] = bytes;
   }
-  return buffer;
+  return buffer[slot];
+}
+
+/// Where a gradient scattered by atomic adds accumulates: the result itself
+/// for float and double, a float buffer for the 16-bit floats (rounded once
+/// at the end, as dtck accumulates them in float or double).
+template <typename T>
+using AccumOf = std::conditional_t<sizeof(T) == 2, float, T>;
+
+template <typename T>
+inline AccumOf<T> *accumulatorFor(T *result, int64_t count) {
+  AccumOf<T> *acc;
+  if constexpr (sizeof(T) == 2)
+    acc = static_cast<float *>(growingScratch(size_t(count) * 4, 1));
+  else
+    acc = result;
+  check(cudaMemsetAsync(acc, 0, size_t(count) * sizeof(AccumOf<T>), stream()),
+        "clearing a gradient");
+  return acc;
+}
+
+template <typename T, typename A>
+__global__ void narrowKernel(int64_t n, const A *from, T *to) {
+  DTCG_GRID_STRIDE(i, n) { to[i] = T(float(from[i])); }
+}
+
+template <typename T>
+inline void finishAccumulator(const AccumOf<T> *acc, T *result, int64_t count) {
+  if constexpr (sizeof(T) == 2)
+    if (count > 0)
+      launch("dtcg_narrow", gridFor(count), kBlock, narrowKernel<T, float>,
+             count, acc, result);
 }
 
 /// col[n][(c * K + t) * O + p] = x[n, group channel c, tap(p, t)] for images
 /// n, channels [c0, c0 + cg) of each.
 template <typename T>
 __global__ void im2colKernel(int64_t total, Window w, const T *x,
-                             int64_t channels, int64_t c0, int64_t cg,
-                             T *col) {
+                             int64_t channels, int64_t c0, int64_t cg, T *col) {
   DTCG_GRID_STRIDE(e, total) {
     int64_t p = e % w.outSize, rest = e / w.outSize;
     int64_t t = rest % w.kernelSize;
@@ -110,9 +144,9 @@ __global__ void im2colKernel(int64_t total, Window w, const T *x,
 }
 
 /// dx[n, c0 + c, tap(p, t)] += col[n][(c * K + t) * O + p].
-template <typename T>
+template <typename T, typename A>
 __global__ void col2imKernel(int64_t total, Window w, const T *col,
-                             int64_t channels, int64_t c0, int64_t cg, T *dx) {
+                             int64_t channels, int64_t c0, int64_t cg, A *dx) {
   DTCG_GRID_STRIDE(e, total) {
     int64_t p = e % w.outSize, rest = e / w.outSize;
     int64_t t = rest % w.kernelSize;
@@ -120,15 +154,15 @@ __global__ void col2imKernel(int64_t total, Window w, const T *col,
     int64_t c = rest % cg, n = rest / cg;
     int64_t i = w.tap(p, t);
     if (i >= 0)
-      atomicAddValue(&dx[(n * channels + c0 + c) * w.inSize + i], col[e]);
+      atomicAddValue(&dx[(n * channels + c0 + c) * w.inSize + i], A(col[e]));
   }
 }
 
-template <typename T>
+template <typename A, typename T>
 __global__ void addChannelBiasKernel(int64_t total, int64_t filters,
-                                     int64_t inner, const T *bias, T *y) {
+                                     int64_t inner, const T *bias, A *y) {
   DTCG_GRID_STRIDE(e, total) {
-    y[e] = T(float(y[e]) + float(bias[(e / inner) % filters]));
+    y[e] = A(float(y[e]) + float(bias[(e / inner) % filters]));
   }
 }
 
@@ -142,20 +176,27 @@ void conv(const dtck::Shape &sx, const dtck::Shape &sw, const dtck::Shape &sy,
   int64_t rows = cg * win.kernelSize, o = win.outSize;
   if (sy.numel() == 0)
     return;
-  T *col = static_cast<T *>(growingScratch(size_t(batch * rows * o) *
-                                           sizeof(T)));
+  T *col =
+      static_cast<T *>(growingScratch(size_t(batch * rows * o) * sizeof(T)));
+  // 16-bit: the product and the bias in float, rounded once.
+  using A = AccumOf<T>;
+  A *acc =
+      sizeof(T) == 2
+          ? static_cast<A *>(growingScratch(size_t(sy.numel()) * sizeof(A), 1))
+          : reinterpret_cast<A *>(y);
   for (int64_t g = 0; g < group; ++g) {
     int64_t total = batch * rows * o;
     launch("dtcg_im2col", gridFor(total), kBlock, im2colKernel<T>, total, win,
            x, channels, g * cg, cg, col);
     // y[n, g's filters] = w[g's filters] (fg x rows) x col[n] (rows x o).
-    gemmBatched<T>(false, false, fg, o, rows, 1.0f, w + g * fg * rows, rows,
-                   0, col, o, rows * o, 0.0f, y + g * fg * o, filters * o,
-                   batch);
+    gemmBatched<T, A>(false, false, fg, o, rows, 1.0f, w + g * fg * rows, rows,
+                      0, col, o, rows * o, 0.0f, acc + g * fg * o, filters * o,
+                      batch);
   }
   if (bias)
     launch("dtcg_conv_bias", gridFor(sy.numel()), kBlock,
-           addChannelBiasKernel<T>, sy.numel(), filters, o, bias, y);
+           addChannelBiasKernel<A, T>, sy.numel(), filters, o, bias, acc);
+  finishAccumulator(acc, y, sy.numel());
 }
 
 template <typename T>
@@ -167,21 +208,24 @@ void convInputGrad(const dtck::Shape &sg, const dtck::Shape &sw,
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
   int64_t cg = channels / group, fg = filters / group;
   int64_t rows = cg * win.kernelSize, o = win.outSize;
-  check(cudaMemsetAsync(dx, 0, size_t(sx.numel()) * sizeof(T), stream()),
-        "clearing a convolution's input gradient");
-  if (sg.numel() == 0)
+  AccumOf<T> *acc = accumulatorFor(dx, sx.numel());
+  if (sg.numel() == 0) {
+    finishAccumulator(acc, dx, sx.numel());
     return;
-  T *col = static_cast<T *>(growingScratch(size_t(batch * rows * o) *
-                                           sizeof(T)));
+  }
+  using A = AccumOf<T>;
+  A *col =
+      static_cast<A *>(growingScratch(size_t(batch * rows * o) * sizeof(A)));
   for (int64_t gr = 0; gr < group; ++gr) {
     // col[n] (rows x o) = w[g]^T (rows x fg) x g[n, g's filters] (fg x o).
-    gemmBatched<T>(true, false, rows, o, fg, 1.0f, w + gr * fg * rows, rows,
-                   0, g + gr * fg * o, o, filters * o, 0.0f, col, rows * o,
-                   batch);
+    gemmBatched<T, A>(true, false, rows, o, fg, 1.0f, w + gr * fg * rows, rows,
+                      0, g + gr * fg * o, o, filters * o, 0.0f, col, rows * o,
+                      batch);
     int64_t total = batch * rows * o;
-    launch("dtcg_col2im", gridFor(total), kBlock, col2imKernel<T>, total, win,
-           col, channels, gr * cg, cg, dx);
+    launch("dtcg_col2im", gridFor(total), kBlock, col2imKernel<A, A>, total,
+           win, col, channels, gr * cg, cg, acc);
   }
+  finishAccumulator(acc, dx, sx.numel());
 }
 
 template <typename T>
@@ -193,12 +237,13 @@ void convWeightGrad(const dtck::Shape &sg, const dtck::Shape &sx,
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
   int64_t cg = channels / group, fg = filters / group;
   int64_t rows = cg * win.kernelSize, o = win.outSize;
-  check(cudaMemsetAsync(dw, 0, size_t(sw.numel()) * sizeof(T), stream()),
-        "clearing a convolution's weight gradient");
-  if (sg.numel() == 0)
+  AccumOf<T> *acc = accumulatorFor(dw, sw.numel());
+  if (sg.numel() == 0) {
+    finishAccumulator(acc, dw, sw.numel());
     return;
-  T *col = static_cast<T *>(growingScratch(size_t(batch * rows * o) *
-                                           sizeof(T)));
+  }
+  T *col =
+      static_cast<T *>(growingScratch(size_t(batch * rows * o) * sizeof(T)));
   for (int64_t gr = 0; gr < group; ++gr) {
     int64_t total = batch * rows * o;
     launch("dtcg_im2col", gridFor(total), kBlock, im2colKernel<T>, total, win,
@@ -206,11 +251,11 @@ void convWeightGrad(const dtck::Shape &sg, const dtck::Shape &sx,
     // dw[g] (fg x rows) += g[n, g's filters] (fg x o) x col[n]^T (o x rows),
     // image by image.
     for (int64_t n = 0; n < batch; ++n)
-      gemmBatched<T>(false, true, fg, rows, o, 1.0f,
-                     g + (n * filters + gr * fg) * o, o, 0,
-                     col + n * rows * o, o, 0, 1.0f, dw + gr * fg * rows, 0,
-                     1);
+      gemmBatched<T, AccumOf<T>>(
+          false, true, fg, rows, o, 1.0f, g + (n * filters + gr * fg) * o, o, 0,
+          col + n * rows * o, o, 0, 1.0f, acc + gr * fg * rows, 0, 1);
   }
+  finishAccumulator(acc, dw, sw.numel());
 }
 
 //===----------------------------------------------------------------------===//
@@ -235,8 +280,8 @@ __global__ void maxPoolKernel(int64_t total, Window w, const T *x, T *y) {
 
 template <typename T>
 void maxPool(const dtck::Shape &sx, const dtck::Shape &sy, const T *x,
-             const int64_t *kernel, const int64_t *strides,
-             const int64_t *pads, const int64_t *dilations, T *y) {
+             const int64_t *kernel, const int64_t *strides, const int64_t *pads,
+             const int64_t *dilations, T *y) {
   Window win(sx, sy, kernel, strides, pads, dilations);
   if (sy.numel() > 0)
     launch("dtcg_max_pool", gridFor(sy.numel()), kBlock, maxPoolKernel<T>,
@@ -260,9 +305,8 @@ __global__ void avgPoolKernel(int64_t total, Window w, const T *x,
 
 template <typename T>
 void avgPool(const dtck::Shape &sx, const dtck::Shape &sy, const T *x,
-             const int64_t *kernel, const int64_t *strides,
-             const int64_t *pads, const int64_t *dilations,
-             bool countIncludePad, T *y) {
+             const int64_t *kernel, const int64_t *strides, const int64_t *pads,
+             const int64_t *dilations, bool countIncludePad, T *y) {
   Window win(sx, sy, kernel, strides, pads, dilations);
   if (sy.numel() > 0)
     launch("dtcg_avg_pool", gridFor(sy.numel()), kBlock, avgPoolKernel<T>,
@@ -271,9 +315,9 @@ void avgPool(const dtck::Shape &sx, const dtck::Shape &sy, const T *x,
 
 /// Each result's gradient goes to the first maximum of its window (a NaN
 /// wins), as dtck::maxPoolGrad.
-template <typename T>
+template <typename T, typename A>
 __global__ void maxPoolGradKernel(int64_t total, Window w, const T *g,
-                                  const T *x, T *dx) {
+                                  const T *x, A *dx) {
   DTCG_GRID_STRIDE(e, total) {
     int64_t p = e % w.outSize, plane = e / w.outSize;
     float max = 0;
@@ -289,7 +333,7 @@ __global__ void maxPoolGradKernel(int64_t total, Window w, const T *g,
       }
     }
     if (best >= 0)
-      atomicAddValue(&dx[plane * w.inSize + best], g[e]);
+      atomicAddValue(&dx[plane * w.inSize + best], A(g[e]));
   }
 }
 
@@ -298,20 +342,19 @@ void maxPoolGrad(const dtck::Shape &sg, const dtck::Shape &sx, const T *g,
                  const T *x, const int64_t *kernel, const int64_t *strides,
                  const int64_t *pads, const int64_t *dilations, T *dx) {
   Window win(sx, sg, kernel, strides, pads, dilations);
-  check(cudaMemsetAsync(dx, 0, size_t(sx.numel()) * sizeof(T), stream()),
-        "clearing a pooling gradient");
+  AccumOf<T> *acc = accumulatorFor(dx, sx.numel());
   if (sg.numel() > 0)
     launch("dtcg_max_pool_grad", gridFor(sg.numel()), kBlock,
-           maxPoolGradKernel<T>, sg.numel(), win, g, x, dx);
+           maxPoolGradKernel<T, AccumOf<T>>, sg.numel(), win, g, x, acc);
+  finishAccumulator(acc, dx, sx.numel());
 }
 
-template <typename T>
+template <typename T, typename A>
 __global__ void avgPoolGradKernel(int64_t total, Window w, const T *g,
-                                  bool includePad, T *dx) {
+                                  bool includePad, A *dx) {
   DTCG_GRID_STRIDE(e, total) {
     int64_t p = e % w.outSize, plane = e / w.outSize;
-    T share = dtck::store<T>(dtck::detail::toDouble(g[e]) /
-                             double(w.count(p, includePad)));
+    A share = A(dtck::detail::toDouble(g[e]) / double(w.count(p, includePad)));
     for (int64_t t = 0; t < w.kernelSize; ++t) {
       int64_t i = w.tap(p, t);
       if (i >= 0)
@@ -326,11 +369,12 @@ void avgPoolGrad(const dtck::Shape &sg, const dtck::Shape &sx, const T *g,
                  const int64_t *pads, const int64_t *dilations,
                  bool countIncludePad, T *dx) {
   Window win(sx, sg, kernel, strides, pads, dilations);
-  check(cudaMemsetAsync(dx, 0, size_t(sx.numel()) * sizeof(T), stream()),
-        "clearing a pooling gradient");
+  AccumOf<T> *acc = accumulatorFor(dx, sx.numel());
   if (sg.numel() > 0)
     launch("dtcg_avg_pool_grad", gridFor(sg.numel()), kBlock,
-           avgPoolGradKernel<T>, sg.numel(), win, g, countIncludePad, dx);
+           avgPoolGradKernel<T, AccumOf<T>>, sg.numel(), win, g,
+           countIncludePad, acc);
+  finishAccumulator(acc, dx, sx.numel());
 }
 
 //===----------------------------------------------------------------------===//
@@ -338,11 +382,10 @@ void avgPoolGrad(const dtck::Shape &sg, const dtck::Shape &sx, const T *g,
 //===----------------------------------------------------------------------===//
 
 template <typename T, typename S, typename B, typename M, typename V>
-__global__ void batchNormInferenceKernel(int64_t total, int64_t channels,
-                                         int64_t inner, const T *x,
-                                         const S *scale, const B *bias,
-                                         const M *mean, const V *var,
-                                         double epsilon, T *y) {
+__global__ void
+batchNormInferenceKernel(int64_t total, int64_t channels, int64_t inner,
+                         const T *x, const S *scale, const B *bias,
+                         const M *mean, const V *var, double epsilon, T *y) {
   using dtck::detail::toDouble;
   DTCG_GRID_STRIDE(e, total) {
     int64_t c = (e / inner) % channels;
@@ -369,13 +412,10 @@ void batchNormInference(const dtck::Shape &sx, const T *x, const S *scale,
 /// Channel blockIdx.x: its batch mean and biased variance (in double), the
 /// normalized result and the running statistics.
 template <typename T, typename S, typename B, typename M, typename V>
-__global__ void batchNormTrainingKernel(int64_t batch, int64_t channels,
-                                        int64_t inner, const T *x,
-                                        const S *scale, const B *bias,
-                                        const M *runningMean,
-                                        const V *runningVar, double epsilon,
-                                        double momentum, bool unbiased, T *y,
-                                        M *newMean, V *newVar) {
+__global__ void batchNormTrainingKernel(
+    int64_t batch, int64_t channels, int64_t inner, const T *x, const S *scale,
+    const B *bias, const M *runningMean, const V *runningVar, double epsilon,
+    double momentum, bool unbiased, T *y, M *newMean, V *newVar) {
   using dtck::detail::toDouble;
   int64_t c = blockIdx.x, count = batch * inner;
   auto at = [&](int64_t q) {
@@ -407,9 +447,9 @@ __global__ void batchNormTrainingKernel(int64_t batch, int64_t channels,
 
 template <typename T, typename S, typename B, typename M, typename V>
 void batchNormTraining(const dtck::Shape &sx, const T *x, const S *scale,
-                       const B *bias, const M *runningMean,
-                       const V *runningVar, double epsilon, double momentum,
-                       bool unbiasedRunningVar, T *y, M *newMean, V *newVar) {
+                       const B *bias, const M *runningMean, const V *runningVar,
+                       double epsilon, double momentum, bool unbiasedRunningVar,
+                       T *y, M *newMean, V *newVar) {
   int64_t inner = 1;
   for (int d = 2; d < sx.rank; ++d)
     inner *= sx.dims[d];

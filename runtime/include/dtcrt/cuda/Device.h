@@ -12,6 +12,9 @@
 
 #ifdef DTCG_EMULATION
 #include "dtcrt/cuda/Emulation.h"
+#include <dnnl.h>
+#include <type_traits>
+#include <vector>
 #define DTCG_SHARED(T, name, n) static ::dtcemu::SharedArray<T, n> name
 #else
 #include <cublasLt.h>
@@ -97,8 +100,8 @@ inline unsigned gridFor(int64_t n) {
 
 /// Launches `kernel` on the compute stream.
 template <typename... P, typename... A>
-inline void launch(const char *name, dim3 grid, dim3 block, void (*kernel)(P...),
-                   A... args) {
+inline void launch(const char *name, dim3 grid, dim3 block,
+                   void (*kernel)(P...), A... args) {
 #ifdef DTCG_EMULATION
   dtcemu::run(name, grid, block, [&] { kernel(P(args)...); });
 #else
@@ -111,7 +114,7 @@ inline void launch(const char *name, dim3 grid, dim3 block, void (*kernel)(P...)
 
 /// The index of this thread in a one-dimensional grid, and the grid's size.
 #define DTCG_GRID_STRIDE(i, n)                                                 \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);   \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
        i += int64_t(gridDim.x) * blockDim.x)
 
 /// Device memory to device memory, on the stream.
@@ -125,8 +128,8 @@ inline void copy(void *to, const void *from, int64_t bytes) {
 /// *address += value, atomically: CUDA's atomicAdd for float and double; a
 /// compare-and-swap of the enclosing 32-bit word for the 16-bit floats (the
 /// sum rounded once, from float).
-template <typename T> __device__ inline void atomicAddValue(T *address,
-                                                            T value) {
+template <typename T>
+__device__ inline void atomicAddValue(T *address, T value) {
   if constexpr (sizeof(T) == 2) {
     auto at = reinterpret_cast<uintptr_t>(address);
     auto *word = reinterpret_cast<unsigned int *>(at & ~uintptr_t(3));
@@ -139,7 +142,8 @@ template <typename T> __device__ inline void atomicAddValue(T *address,
       memcpy(&current, &bits, 2);
       T sum = T(float(current) + float(value));
       memcpy(&bits, &sum, 2);
-      unsigned next = (assumed & ~(0xffffu << shift)) | (unsigned(bits) << shift);
+      unsigned next =
+          (assumed & ~(0xffffu << shift)) | (unsigned(bits) << shift);
       old = atomicCAS(word, assumed, next);
     } while (assumed != old);
   } else {
@@ -211,38 +215,67 @@ template <> constexpr GemmType gemmTypeOf<float>() { return GemmType::F32; }
 template <> constexpr GemmType gemmTypeOf<dtck::bf16>() {
   return GemmType::BF16;
 }
-template <> constexpr GemmType gemmTypeOf<dtck::f16>() {
-  return GemmType::F16;
-}
+template <> constexpr GemmType gemmTypeOf<dtck::f16>() { return GemmType::F16; }
 
 /// Row-major strided batched product: for each b < batch,
 /// y_b[m, n] = alpha * op(a_b) op(b_b) + beta * y_b, where op(x) is x or its
 /// transpose, a_b = a + b * strideA (rows of lda elements), and so on; fp32
-/// accumulation. y_b is contiguous (ldy = n).
-template <typename T>
+/// accumulation. y_b is contiguous (ldy = n); its type Y is T or float (a
+/// 16-bit product kept in float, as dtck's kernels keep it).
+template <typename T, typename Y = T>
 void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
-                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
+                 const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
                  int64_t strideY, int64_t batch);
 
 #ifdef DTCG_EMULATION
-template <typename T>
+/// The emulation's cuBLASLt: oneDNN's sgemm on the host, the library the
+/// CPU target's products call (16-bit operands widened to float first, the
+/// result rounded once), so emulated and CPU programs sum alike.
+template <typename T, typename Y>
 void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
-                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
+                 const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
                  int64_t strideY, int64_t batch) {
+  auto widen = [](const auto *x, int64_t count, std::vector<float> &buffer) {
+    buffer.resize(size_t(count));
+    for (int64_t i = 0; i < count; ++i)
+      buffer[size_t(i)] = float(x[i]);
+    return buffer.data();
+  };
+  std::vector<float> aBuf, bBuf, yBuf;
+  // The elements one product reads, from its first.
+  int64_t aCount = transA ? (k - 1) * lda + m : (m - 1) * lda + k;
+  int64_t bCount = transB ? (n - 1) * ldb + k : (k - 1) * ldb + n;
   for (int64_t bi = 0; bi < batch; ++bi) {
     const T *ab = a + bi * strideA, *bb = b + bi * strideB;
-    T *yb = y + bi * strideY;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        float acc = 0;
-        for (int64_t p = 0; p < k; ++p)
-          acc += float(ab[transA ? p * lda + i : i * lda + p]) *
-                 float(bb[transB ? j * ldb + p : p * ldb + j]);
-        float prior = beta != 0 ? beta * float(yb[i * n + j]) : 0.0f;
-        yb[i * n + j] = T(alpha * acc + prior);
-      }
+    Y *yb = y + bi * strideY;
+    if (m == 0 || n == 0)
+      continue;
+    const float *af, *bf;
+    if constexpr (std::is_same_v<T, float>) {
+      af = ab;
+      bf = bb;
+    } else {
+      af = widen(ab, aCount, aBuf);
+      bf = widen(bb, bCount, bBuf);
+    }
+    float *yf;
+    if constexpr (std::is_same_v<Y, float>)
+      yf = yb;
+    else
+      yf = widen(yb, m * n, yBuf);
+    if (k == 0) {
+      for (int64_t i = 0; i < m * n; ++i)
+        yf[i] = beta == 0 ? 0.0f : beta * yf[i];
+    } else if (dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k,
+                          alpha, af, lda, bf, ldb, beta, yf,
+                          n) != dnnl_success) {
+      fatal("the emulation's matrix product (oneDNN's sgemm) failed");
+    }
+    if constexpr (!std::is_same_v<Y, float>)
+      for (int64_t i = 0; i < m * n; ++i)
+        yb[i] = Y(yf[i]);
   }
 }
 #else
@@ -280,10 +313,10 @@ struct LtPlan {
   cublasLtMatmulAlgo_t algo;
 };
 
-inline LtPlan makeLtPlan(cudaDataType_t type, bool transA, bool transB,
-                         int64_t m, int64_t n, int64_t k, int64_t lda,
-                         int64_t strideA, int64_t ldb, int64_t strideB,
-                         int64_t strideY, int64_t batch) {
+inline LtPlan makeLtPlan(cudaDataType_t type, cudaDataType_t outType,
+                         bool transA, bool transB, int64_t m, int64_t n,
+                         int64_t k, int64_t lda, int64_t strideA, int64_t ldb,
+                         int64_t strideB, int64_t strideY, int64_t batch) {
   // Row-major y = op(a) op(b) is column-major y^T = op(b)^T op(a)^T:
   // cuBLASLt computes (n x m) = op'(b) (n x k) times op'(a) (k x m).
   LtPlan p;
@@ -303,14 +336,14 @@ inline LtPlan makeLtPlan(cudaDataType_t type, bool transA, bool transB,
   checkLt(cublasLtMatrixLayoutCreate(&p.la, type, transA ? m : k,
                                      transA ? k : m, lda),
           "layout");
-  checkLt(cublasLtMatrixLayoutCreate(&p.ly, type, n, m, n), "layout");
+  checkLt(cublasLtMatrixLayoutCreate(&p.ly, outType, n, m, n), "layout");
   int32_t count = int32_t(batch);
-  for (auto [layout, stride] : {std::pair{p.lb, strideB},
-                                std::pair{p.la, strideA},
-                                std::pair{p.ly, strideY}}) {
-    checkLt(cublasLtMatrixLayoutSetAttribute(
-                layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                sizeof(count)),
+  for (auto [layout, stride] :
+       {std::pair{p.lb, strideB}, std::pair{p.la, strideA},
+        std::pair{p.ly, strideY}}) {
+    checkLt(cublasLtMatrixLayoutSetAttribute(layout,
+                                             CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                             &count, sizeof(count)),
             "batch count");
     checkLt(cublasLtMatrixLayoutSetAttribute(
                 layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
@@ -338,31 +371,36 @@ inline LtPlan makeLtPlan(cudaDataType_t type, bool transA, bool transB,
   return p;
 }
 
-template <typename T>
+template <typename T, typename Y>
 void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
-                 const T *b, int64_t ldb, int64_t strideB, float beta, T *y,
+                 const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
                  int64_t strideY, int64_t batch) {
-  cudaDataType_t type = gemmTypeOf<T>() == GemmType::F32    ? CUDA_R_32F
-                        : gemmTypeOf<T>() == GemmType::BF16 ? CUDA_R_16BF
-                                                            : CUDA_R_16F;
+  auto typeOf = [](GemmType t) {
+    return t == GemmType::F32 ? CUDA_R_32F
+           : t == GemmType::BF16 ? CUDA_R_16BF
+                                 : CUDA_R_16F;
+  };
+  cudaDataType_t type = typeOf(gemmTypeOf<T>());
+  cudaDataType_t outType = typeOf(gemmTypeOf<Y>());
   // Plans by everything they depend on: a step's products repeat every
   // step (and every layer), and a plan takes longer to make than to run.
-  using Key = std::array<int64_t, 12>;
+  using Key = std::array<int64_t, 13>;
   static std::map<Key, LtPlan> plans;
-  Key key = {int64_t(type), transA, transB, m, n, k, lda, strideA, ldb,
-             strideB, strideY, batch};
+  Key key = {int64_t(type), int64_t(outType), transA, transB,  m,       n,    k,
+             lda,           strideA,          ldb,    strideB, strideY, batch};
   auto it = plans.find(key);
   if (it == plans.end())
     it = plans
-             .emplace(key, makeLtPlan(type, transA, transB, m, n, k, lda,
-                                      strideA, ldb, strideB, strideY, batch))
+             .emplace(key,
+                      makeLtPlan(type, outType, transA, transB, m, n, k, lda,
+                                 strideA, ldb, strideB, strideY, batch))
              .first;
   const LtPlan &p = it->second;
   size_t workspaceBytes = 0;
   void *workspace = ltWorkspace(workspaceBytes);
-  checkLt(cublasLtMatmul(ltHandle(), p.desc, &alpha, b, p.lb, a, p.la, &beta,
-                         y, p.ly, y, p.ly, &p.algo, workspace, workspaceBytes,
+  checkLt(cublasLtMatmul(ltHandle(), p.desc, &alpha, b, p.lb, a, p.la, &beta, y,
+                         p.ly, y, p.ly, &p.algo, workspace, workspaceBytes,
                          stream()),
           "matmul");
 }

@@ -2,8 +2,8 @@
 //
 // `dtc compile --target cuda --cuda-emulation` builds the generated .cu with
 // the host C++ compiler under this header. A kernel launch runs its blocks
-// one after another; a block's threads are fibers (stacks of their own) on one OS
-// thread, switched only where CUDA lets threads wait for each other:
+// one after another; a block's threads are fibers (stacks of their own) on one
+// OS thread, switched only where CUDA lets threads wait for each other:
 // __syncthreads() (every live thread of the block) and the warp shuffles
 // (every lane of the warp). So shared memory, barriers and shuffles keep
 // their meaning, and the checks below hold:
@@ -220,8 +220,8 @@ inline void *allocate(size_t bytes) {
   if (rounded == 0)
     rounded = page;
   size_t mapped = rounded + 2 * page;
-  void *m = mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                 0);
+  void *m =
+      mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
     return nullptr;
   auto *mapping = static_cast<uint8_t *>(m);
@@ -365,8 +365,8 @@ inline void run(const char *name, dim3 grid, dim3 block,
 
 /// A warp shuffle: every lane publishes `value`, waits for its warp, and
 /// reads lane `source`'s.
-template <typename T> inline T shuffle(T value, int (*pick)(int, int), int arg,
-                                       int width) {
+template <typename T>
+inline T shuffle(T value, int (*pick)(int, int), int arg, int width) {
   static_assert(sizeof(T) <= sizeof(uint64_t), "shuffle of a wide type");
   Emulator &e = emulator();
   Fiber &f = self();
@@ -444,8 +444,8 @@ public:
     int me = int(self().linear);
     if (w.writer >= 0 && w.writer != me)
       failInKernel("shared memory race: word " + std::to_string(i) +
-                   " read by thread " + std::to_string(me) +
-                   " after thread " + std::to_string(w.writer) +
+                   " read by thread " + std::to_string(me) + " after thread " +
+                   std::to_string(w.writer) +
                    " wrote it, with no __syncthreads() between");
     w.reader = (w.reader == -1 || w.reader == me) ? me : -2;
     return data[i];
@@ -455,9 +455,8 @@ public:
     int me = int(self().linear);
     if (w.writer >= 0 && w.writer != me)
       failInKernel("shared memory race: word " + std::to_string(i) +
-                   " written by threads " + std::to_string(w.writer) +
-                   " and " + std::to_string(me) +
-                   " with no __syncthreads() between");
+                   " written by threads " + std::to_string(w.writer) + " and " +
+                   std::to_string(me) + " with no __syncthreads() between");
     if (w.reader == -2 || (w.reader >= 0 && w.reader != me))
       failInKernel("shared memory race: word " + std::to_string(i) +
                    " written by thread " + std::to_string(me) +
@@ -501,8 +500,7 @@ template <typename T> inline T atomicAdd(T *address, T value) {
   return old;
 }
 
-inline unsigned atomicCAS(unsigned *address, unsigned compare,
-                          unsigned value) {
+inline unsigned atomicCAS(unsigned *address, unsigned compare, unsigned value) {
   unsigned old = *address;
   if (old == compare)
     *address = value;

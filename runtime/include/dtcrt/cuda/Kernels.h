@@ -14,6 +14,7 @@
 #ifndef DTCRT_CUDA_KERNELS_H
 #define DTCRT_CUDA_KERNELS_H
 
+#include "dtcrt/cuda/Conv.h"
 #include "dtcrt/cuda/Loops.h"
 #include "dtcrt/kernels/Elementwise.h"
 #include "dtcrt/kernels/Reduction.h"
@@ -116,8 +117,8 @@ inline void reduceSum(const Shape &in, const Shape &kept, const T *x, T *y) {
 template <typename T>
 inline void reduceMean(const Shape &in, const Shape &kept, const T *x, T *y) {
   if (kept.numel() > 0)
-    launch("dtcg_reduce_mean", unsigned(kept.numel()), kBlock,
-           reduceKernel<T>, in, kept, x, y, 1);
+    launch("dtcg_reduce_mean", unsigned(kept.numel()), kBlock, reduceKernel<T>,
+           in, kept, x, y, 1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -274,8 +275,7 @@ struct ConcatInputs {
 };
 
 template <typename T>
-__global__ void concatKernel(int64_t n, ConcatInputs in, int64_t outRow,
-                             T *y) {
+__global__ void concatKernel(int64_t n, ConcatInputs in, int64_t outRow, T *y) {
   DTCG_GRID_STRIDE(i, n) {
     int64_t o = i / outRow, c = i % outRow;
     int k = 0;
@@ -325,15 +325,15 @@ __global__ void fillBroadcastKernel(int64_t m, int64_t n, const T *c,
 /// [M, N].
 template <typename T>
 inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
-                 const T *b, const T *c, double alpha, double beta,
-                 bool transA, bool transB, T *y) {
+                 const T *b, const T *c, double alpha, double beta, bool transA,
+                 bool transB, T *y) {
   int64_t m = sa.dims[transA ? 1 : 0], k = sa.dims[transA ? 0 : 1];
   int64_t n = sb.dims[transB ? 0 : 1];
   if (c) {
     int64_t strides[dtck::kMaxRank] = {0, 0};
     dtck::broadcastStrides(sc, Shape{2, {m, n}}, strides);
-    launch("dtcg_gemm_bias", gridFor(m * n), kBlock, fillBroadcastKernel<T>,
-           m, n, c, strides[0], strides[1], float(beta), y);
+    launch("dtcg_gemm_bias", gridFor(m * n), kBlock, fillBroadcastKernel<T>, m,
+           n, c, strides[0], strides[1], float(beta), y);
   }
   gemmBatched<T>(transA, transB, m, n, k, float(alpha), a, sa.dims[1], 0, b,
                  sb.dims[1], 0, c ? 1.0f : 0.0f, y, 0, 1);
@@ -378,8 +378,8 @@ inline void transpose(const Shape &in, const Shape &out, const T *x,
   }
   int64_t n = out.numel();
   if (n > 0)
-    launch("dtcg_transpose", gridFor(n), kBlock, stridedCopyKernel<T>, n,
-           read, x, y);
+    launch("dtcg_transpose", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
+           x, y);
 }
 
 } // namespace dtcg
@@ -482,11 +482,12 @@ inline void gather(const Shape &data, const Shape &indices, const T *x,
 }
 
 /// The adjoint of gather: y = 0, then each gathered row's gradient added
-/// into the row it came from (atomically: rows taken twice meet).
-template <typename T, typename I>
+/// into the row it came from (atomically: rows taken twice meet; 16-bit
+/// floats in a float buffer, rounded once).
+template <typename T, typename I, typename A>
 __global__ void gatherGradKernel(int64_t n, int64_t size, int64_t count,
-                                 int64_t inner, const T *g, const I *idx,
-                                 T *y, int *error) {
+                                 int64_t inner, const T *g, const I *idx, A *y,
+                                 int *error) {
   DTCG_GRID_STRIDE(e, n) {
     int64_t k = e % inner, b = e / inner;
     int64_t o = b / count, j = b % count;
@@ -497,24 +498,25 @@ __global__ void gatherGradKernel(int64_t n, int64_t size, int64_t count,
       *error = 1;
       continue;
     }
-    atomicAddValue(&y[(o * size + i) * inner + k], g[e]);
+    atomicAddValue(&y[(o * size + i) * inner + k], A(g[e]));
   }
 }
 
 template <typename T, typename I>
 inline void gatherGrad(const Shape &grad, const Shape &indices,
-                       const Shape &out, const T *g, const I *idx,
-                       int64_t axis, T *y) {
+                       const Shape &out, const T *g, const I *idx, int64_t axis,
+                       T *y) {
   int a = int(axis);
   int64_t outer = detail::product(out, 0, a), size = out.dims[a];
   int64_t inner = detail::product(out, a + 1, out.rank);
   int64_t count = indices.numel();
-  check(cudaMemsetAsync(y, 0, size_t(out.numel()) * sizeof(T), stream()),
-        "clearing a gather gradient");
+  AccumOf<T> *acc = accumulatorFor(y, out.numel());
   int64_t n = outer * count * inner;
   if (n > 0)
-    launch("dtcg_gather_grad", gridFor(n), kBlock, gatherGradKernel<T, I>, n,
-           size, count, inner, g, idx, y, errorFlag());
+    launch("dtcg_gather_grad", gridFor(n), kBlock,
+           gatherGradKernel<T, I, AccumOf<T>>, n, size, count, inner, g, idx,
+           acc, errorFlag());
+  finishAccumulator(acc, y, out.numel());
 }
 
 //===----------------------------------------------------------------------===//
@@ -642,8 +644,8 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
   for (int d = 0; d < batch.rank; ++d)
     shape.dims[d] = batch.dims[d];
   int64_t total = numBatch * m * n;
-  launch("dtcg_matmul_view", gridFor(total), kBlock, matmulViewKernel<T>,
-         total, shape, m, n, k, a, va, b, vb, y);
+  launch("dtcg_matmul_view", gridFor(total), kBlock, matmulViewKernel<T>, total,
+         shape, m, n, k, a, va, b, vb, y);
 }
 
 /// dtg.matmul: NumPy-broadcast batched product of contiguous operands.
@@ -671,12 +673,11 @@ inline void matmul(const Shape &sa, const Shape &sb, const Shape &sy,
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-__global__ void adamWKernel(int64_t n, const T *param, const T *grad,
-                            const T *expAvg, const T *expAvgSq,
-                            const double *lr, const double *beta1,
-                            const double *beta2, const double *eps,
-                            const double *weightDecay, const int64_t *step,
-                            T *newParam, T *newExpAvg, T *newExpAvgSq) {
+__global__ void
+adamWKernel(int64_t n, const T *param, const T *grad, const T *expAvg,
+            const T *expAvgSq, const double *lr, const double *beta1,
+            const double *beta2, const double *eps, const double *weightDecay,
+            const int64_t *step, T *newParam, T *newExpAvg, T *newExpAvgSq) {
   double t = double(*step < 1 ? 1 : *step);
   double lrV = *lr, b1 = *beta1, b2 = *beta2, epsV = *eps, wd = *weightDecay;
   double bc1 = 1 - ::pow(b1, t), bc2 = 1 - ::pow(b2, t);
@@ -696,17 +697,16 @@ __global__ void adamWKernel(int64_t n, const T *param, const T *grad,
 }
 
 template <typename T>
-inline void adamWUpdate(const Shape &s, const T *param, const T *grad,
-                        const T *expAvg, const T *expAvgSq, const double *lr,
-                        const double *beta1, const double *beta2,
-                        const double *eps, const double *weightDecay,
-                        const int64_t *step, T *newParam, T *newExpAvg,
-                        T *newExpAvgSq) {
+inline void
+adamWUpdate(const Shape &s, const T *param, const T *grad, const T *expAvg,
+            const T *expAvgSq, const double *lr, const double *beta1,
+            const double *beta2, const double *eps, const double *weightDecay,
+            const int64_t *step, T *newParam, T *newExpAvg, T *newExpAvgSq) {
   int64_t n = s.numel();
   if (n > 0)
     launch("dtcg_adamw", gridFor(n), kBlock, adamWKernel<T>, n, param, grad,
-           expAvg, expAvgSq, lr, beta1, beta2, eps, weightDecay, step,
-           newParam, newExpAvg, newExpAvgSq);
+           expAvg, expAvgSq, lr, beta1, beta2, eps, weightDecay, step, newParam,
+           newExpAvg, newExpAvgSq);
 }
 
 template <typename T>
@@ -769,10 +769,10 @@ __global__ inline void lrScheduleKernel(const double *lr, const int64_t *step,
   else if (which == 1)
     *result = floor + (peak - floor) * double(t - k) / span;
   else
-    *result = floor + (peak - floor) *
-                          (1 + ::cos(3.14159265358979323846 * double(k - w) /
-                                     span)) /
-                          2;
+    *result =
+        floor + (peak - floor) *
+                    (1 + ::cos(3.14159265358979323846 * double(k - w) / span)) /
+                    2;
 }
 
 /// The runtime checks the schedule's kind before a step (Options.cpp).
@@ -785,7 +785,5 @@ inline void lrSchedule(const double *lr, const int64_t *step,
 }
 
 } // namespace dtcg
-
-#include "dtcrt/cuda/Conv.h"
 
 #endif // DTCRT_CUDA_KERNELS_H

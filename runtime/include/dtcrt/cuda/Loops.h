@@ -56,13 +56,13 @@ template <typename T, typename R, typename F>
 inline void mapEach(const Shape &s, const T *x, R *y, F f) {
   int64_t n = s.numel();
   if (n > 0)
-    dtcg::launch("dtck_map", dtcg::gridFor(n), dtcg::kBlock,
-                 mapKernel<T, R, F>, n, x, y, f);
+    dtcg::launch("dtck_map", dtcg::gridFor(n), dtcg::kBlock, mapKernel<T, R, F>,
+                 n, x, y, f);
 }
 
 template <typename T, typename R, typename F>
-__global__ void binaryKernel(int64_t n, Broadcast<2> b, const T *x,
-                             const T *z, R *y, F f) {
+__global__ void binaryKernel(int64_t n, Broadcast<2> b, const T *x, const T *z,
+                             R *y, F f) {
   DTCG_GRID_STRIDE(i, n) {
     int64_t o[2];
     b.offsets(i, o);
@@ -96,9 +96,8 @@ inline void ternaryMap(const Shape &sc, const Shape &st, const Shape &sf,
                        T *r) {
   int64_t n = sr.numel();
   if (n > 0)
-    dtcg::launch("dtck_where", dtcg::gridFor(n), dtcg::kBlock,
-                 whereKernel<T>, n, broadcastOf<3>({sc, st, sf}, sr), c, t, f,
-                 r);
+    dtcg::launch("dtck_where", dtcg::gridFor(n), dtcg::kBlock, whereKernel<T>,
+                 n, broadcastOf<3>({sc, st, sf}, sr), c, t, f, r);
 }
 
 } // namespace dtck::detail

@@ -113,8 +113,8 @@ public:
 
   /// One step (or, with `eval`, the forward-only loss) of `fn` on the
   /// device, with the host's `hostArgs` and `hostResults`.
-  void run(void *const *hostArgs, void *const *hostResults,
-           dtcrt_step_ctx *ctx, StepFunction fn, bool eval) {
+  void run(void *const *hostArgs, void *const *hostResults, dtcrt_step_ctx *ctx,
+           StepFunction fn, bool eval) {
     if (ctx->guard)
       fatal("train --guard checks the CPU target's arena; the CUDA "
             "emulation checks every access itself (see Emulation.h)");

@@ -58,7 +58,7 @@ DTCK_HD inline void stridesOf(const Shape &s, int64_t *strides) {
 /// Strides of `operand` as seen from the broadcast `result` shape (NumPy
 /// rules): 0 along broadcast dimensions, aligned to the trailing axes.
 DTCK_HD inline void broadcastStrides(const Shape &operand, const Shape &result,
-                             int64_t *strides) {
+                                     int64_t *strides) {
   int64_t own[kMaxRank];
   stridesOf(operand, own);
   int lead = result.rank - operand.rank;

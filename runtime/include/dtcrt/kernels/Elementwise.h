@@ -290,7 +290,7 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
 /// the kernels compute.
 #define DTCK_UNARY(name, EXPR)                                                 \
   namespace scalar {                                                           \
-  template <typename T> DTCK_HD inline T name(T x) {                                   \
+  template <typename T> DTCK_HD inline T name(T x) {                           \
     return detail::applyUnary(x, [](auto v) {                                  \
       using C = decltype(v);                                                   \
       (void)sizeof(C);                                                         \
@@ -299,7 +299,7 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
   }                                                                            \
   }                                                                            \
   template <typename T> inline void name(const Shape &s, const T *x, T *y) {   \
-    detail::mapEach(s, x, y, [] DTCK_LAMBDA(T v) { return scalar::name(v); });             \
+    detail::mapEach(s, x, y, [] DTCK_LAMBDA(T v) { return scalar::name(v); }); \
   }
 
 DTCK_UNARY(neg, -v)
@@ -344,7 +344,8 @@ DTCK_HD inline bool logicalNot(bool x) { return !x; }
 
 /// Logical negation of booleans (`not` is a C++ keyword).
 inline void logicalNot(const Shape &s, const bool *x, bool *y) {
-  detail::mapEach(s, x, y, [] DTCK_LAMBDA(bool v) { return scalar::logicalNot(v); });
+  detail::mapEach(s, x, y,
+                  [] DTCK_LAMBDA(bool v) { return scalar::logicalNot(v); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -404,7 +405,8 @@ template <typename T> DTCK_HD inline T selu(T x, double alpha, double gamma) {
 }
 
 /// max(0, min(1, alpha * x + beta)).
-template <typename T> DTCK_HD inline T hardSigmoid(T x, double alpha, double beta) {
+template <typename T>
+DTCK_HD inline T hardSigmoid(T x, double alpha, double beta) {
   return detail::applyUnary(x, [alpha, beta](auto v) {
     using C = decltype(v);
     double z = alpha * static_cast<double>(v) + beta; // as the interpreter
@@ -452,26 +454,31 @@ DTCK_HD inline bool isInf(T x, bool detectNegative, bool detectPositive) {
 
 template <typename T>
 inline void gelu(const Shape &s, const T *x, bool approximate, T *y) {
-  detail::mapEach(s, x, y,
-                  [approximate] DTCK_LAMBDA(T v) { return scalar::gelu(v, approximate); });
+  detail::mapEach(s, x, y, [approximate] DTCK_LAMBDA(T v) {
+    return scalar::gelu(v, approximate);
+  });
 }
 template <typename T>
 inline void leakyRelu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::mapEach(s, x, y,
-                  [alpha] DTCK_LAMBDA(T v) { return scalar::leakyRelu(v, alpha); });
+  detail::mapEach(s, x, y, [alpha] DTCK_LAMBDA(T v) {
+    return scalar::leakyRelu(v, alpha);
+  });
 }
 template <typename T>
 inline void elu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::mapEach(s, x, y, [alpha] DTCK_LAMBDA(T v) { return scalar::elu(v, alpha); });
+  detail::mapEach(s, x, y,
+                  [alpha] DTCK_LAMBDA(T v) { return scalar::elu(v, alpha); });
 }
 template <typename T>
 inline void celu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::mapEach(s, x, y, [alpha] DTCK_LAMBDA(T v) { return scalar::celu(v, alpha); });
+  detail::mapEach(s, x, y,
+                  [alpha] DTCK_LAMBDA(T v) { return scalar::celu(v, alpha); });
 }
 template <typename T>
 inline void selu(const Shape &s, const T *x, double alpha, double gamma, T *y) {
-  detail::mapEach(
-      s, x, y, [alpha, gamma] DTCK_LAMBDA(T v) { return scalar::selu(v, alpha, gamma); });
+  detail::mapEach(s, x, y, [alpha, gamma] DTCK_LAMBDA(T v) {
+    return scalar::selu(v, alpha, gamma);
+  });
 }
 template <typename T>
 inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
@@ -482,14 +489,16 @@ inline void hardSigmoid(const Shape &s, const T *x, double alpha, double beta,
 }
 template <typename T>
 inline void thresholdedRelu(const Shape &s, const T *x, double alpha, T *y) {
-  detail::mapEach(s, x, y,
-                  [alpha] DTCK_LAMBDA(T v) { return scalar::thresholdedRelu(v, alpha); });
+  detail::mapEach(s, x, y, [alpha] DTCK_LAMBDA(T v) {
+    return scalar::thresholdedRelu(v, alpha);
+  });
 }
 template <typename T>
 inline void clip(const Shape &s, const T *x, bool hasMin, double min,
                  bool hasMax, double max, T *y) {
-  detail::mapEach(
-      s, x, y, [=] DTCK_LAMBDA(T v) { return scalar::clip(v, hasMin, min, hasMax, max); });
+  detail::mapEach(s, x, y, [=] DTCK_LAMBDA(T v) {
+    return scalar::clip(v, hasMin, min, hasMax, max);
+  });
 }
 template <typename T> inline void isNan(const Shape &s, const T *x, bool *y) {
   detail::mapEach(s, x, y, [] DTCK_LAMBDA(T v) { return scalar::isNan(v); });
@@ -543,7 +552,7 @@ DTCK_HD inline int64_t intPow(int64_t base, int64_t exp) {
 /// applying it to broadcast pairs.
 #define DTCK_BINARY(name, FEXPR, IEXPR)                                        \
   namespace scalar {                                                           \
-  template <typename T> DTCK_HD inline T name(T p, T q) {                              \
+  template <typename T> DTCK_HD inline T name(T p, T q) {                      \
     auto x = detail::load(p), y = detail::load(q);                             \
     using C = decltype(x);                                                     \
     if constexpr (isFloating<T>)                                               \
@@ -555,8 +564,9 @@ DTCK_HD inline int64_t intPow(int64_t base, int64_t exp) {
   template <typename T>                                                        \
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, T *r) {                             \
-    detail::binaryMap(sa, sb, sr, a, b, r,                                     \
-                      [] DTCK_LAMBDA(T p, T q) { return scalar::name(p, q); });            \
+    detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(T p, T q) {          \
+      return scalar::name(p, q);                                               \
+    });                                                                        \
   }
 
 DTCK_BINARY(add, x + y, detail::wrappingAdd(x, y))
@@ -610,8 +620,9 @@ DTCK_HD inline bool logicalXor(bool x, bool y) { return x != y; }
 template <typename T>
 inline void mod(const Shape &sa, const Shape &sb, const Shape &sr, const T *a,
                 const T *b, bool fmod, T *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r,
-                    [fmod] DTCK_LAMBDA(T p, T q) { return scalar::mod(p, q, fmod); });
+  detail::binaryMap(sa, sb, sr, a, b, r, [fmod] DTCK_LAMBDA(T p, T q) {
+    return scalar::mod(p, q, fmod);
+  });
 }
 
 inline void logicalAnd(const Shape &sa, const Shape &sb, const Shape &sr,
@@ -637,15 +648,16 @@ inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
 /// result.
 #define DTCK_COMPARE(name, OP)                                                 \
   namespace scalar {                                                           \
-  template <typename T> DTCK_HD inline bool name(T p, T q) {                           \
+  template <typename T> DTCK_HD inline bool name(T p, T q) {                   \
     return detail::load(p) OP detail::load(q);                                 \
   }                                                                            \
   }                                                                            \
   template <typename T>                                                        \
   inline void name(const Shape &sa, const Shape &sb, const Shape &sr,          \
                    const T *a, const T *b, bool *r) {                          \
-    detail::binaryMap(sa, sb, sr, a, b, r,                                     \
-                      [] DTCK_LAMBDA(T p, T q) -> bool { return scalar::name(p, q); });    \
+    detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(T p, T q) -> bool {  \
+      return scalar::name(p, q);                                               \
+    });                                                                        \
   }
 
 DTCK_COMPARE(equal, ==)
@@ -663,7 +675,9 @@ DTCK_COMPARE(greaterEqual, >=)
 namespace scalar {
 
 /// condition ? onTrue : onFalse.
-template <typename T> DTCK_HD inline T where(bool c, T t, T f) { return c ? t : f; }
+template <typename T> DTCK_HD inline T where(bool c, T t, T f) {
+  return c ? t : f;
+}
 
 /// Converts one element to To as the interpreter: float to float rounds to
 /// nearest even; float to integer truncates toward zero, saturates at the
@@ -708,7 +722,8 @@ inline void where(const Shape &sc, const Shape &st, const Shape &sf,
 /// Converts each element to To (scalar::cast).
 template <typename From, typename To>
 inline void cast(const Shape &s, const From *x, To *y) {
-  detail::mapEach(s, x, y, [] DTCK_LAMBDA(From v) { return scalar::cast<To>(v); });
+  detail::mapEach(s, x, y,
+                  [] DTCK_LAMBDA(From v) { return scalar::cast<To>(v); });
 }
 
 } // namespace dtck
