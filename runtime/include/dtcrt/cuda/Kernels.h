@@ -18,6 +18,7 @@
 #include "dtcrt/cuda/Loops.h"
 #include "dtcrt/kernels/Elementwise.h"
 #include "dtcrt/kernels/Reduction.h"
+#include "dtcrt/kernels/Training.h"
 
 #include <initializer_list>
 
@@ -682,17 +683,10 @@ adamWKernel(int64_t n, const T *param, const T *grad, const T *expAvg,
   double lrV = *lr, b1 = *beta1, b2 = *beta2, epsV = *eps, wd = *weightDecay;
   double bc1 = 1 - ::pow(b1, t), bc2 = 1 - ::pow(b2, t);
   double stepSize = lrV / bc1, bc2Sqrt = ::sqrt(bc2);
-  auto round = [](double v) { return detail::toDouble(detail::roundTo<T>(v)); };
   DTCG_GRID_STRIDE(k, n) {
-    double g = detail::toDouble(grad[k]);
-    double p = round(detail::toDouble(param[k]) * (1 - lrV * wd));
-    double m = round(round(detail::toDouble(expAvg[k]) * b1) + (1 - b1) * g);
-    double v =
-        round(round(detail::toDouble(expAvgSq[k]) * b2) + (1 - b2) * g * g);
-    double denom = round(round(::sqrt(v)) / bc2Sqrt + epsV);
-    newExpAvg[k] = detail::roundTo<T>(m);
-    newExpAvgSq[k] = detail::roundTo<T>(v);
-    newParam[k] = detail::roundTo<T>(p - stepSize * round(m / denom));
+    dtck::scalar::adamWStep(param[k], grad[k], expAvg[k], expAvgSq[k], lrV, b1,
+                            b2, epsV, wd, stepSize, bc2Sqrt, newParam[k],
+                            newExpAvg[k], newExpAvgSq[k]);
   }
 }
 
@@ -718,22 +712,8 @@ __global__ void sgdKernel(int64_t n, const T *param, const T *grad,
   double lrV = *lr, mom = *momentum, damp = *dampening, wd = *weightDecay;
   bool nest = *nesterov, first = *firstStep;
   DTCG_GRID_STRIDE(k, n) {
-    double p = detail::toDouble(param[k]);
-    double b = detail::toDouble(buf[k]);
-    double d = detail::toDouble(grad[k]);
-    if (wd != 0)
-      d = detail::toDouble(detail::roundTo<T>(d + wd * p));
-    if (mom != 0) {
-      if (!first) {
-        double scaled = detail::toDouble(detail::roundTo<T>(mom * b));
-        b = detail::toDouble(detail::roundTo<T>(scaled + (1 - damp) * d));
-      } else {
-        b = d;
-      }
-      d = nest ? detail::toDouble(detail::roundTo<T>(d + mom * b)) : b;
-    }
-    newBuf[k] = detail::roundTo<T>(b);
-    newParam[k] = detail::roundTo<T>(p - lrV * d);
+    dtck::scalar::sgdStep(param[k], grad[k], buf[k], lrV, mom, damp, wd, nest,
+                          first, newParam[k], newBuf[k]);
   }
 }
 
@@ -757,22 +737,8 @@ __global__ inline void lrScheduleKernel(const double *lr, const int64_t *step,
                                         const int64_t *kind, double *result) {
   if (threadIdx.x != 0)
     return;
-  double peak = *lr, floor = *minLr;
-  int64_t k = *step, w = *warmup, t = *total, which = *kind;
-  double span = double(t - w);
-  if (w > 0 && k <= w)
-    *result = peak * double(k) / double(w);
-  else if (which == 0)
-    *result = peak;
-  else if (k > t || span <= 0)
-    *result = floor;
-  else if (which == 1)
-    *result = floor + (peak - floor) * double(t - k) / span;
-  else
-    *result =
-        floor + (peak - floor) *
-                    (1 + ::cos(3.14159265358979323846 * double(k - w) / span)) /
-                    2;
+  *result =
+      dtck::scalar::scheduledLr(*lr, *minLr, *step, *warmup, *total, *kind);
 }
 
 /// The runtime checks the schedule's kind before a step (Options.cpp).

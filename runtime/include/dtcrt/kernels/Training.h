@@ -23,6 +23,71 @@
 
 namespace dtck {
 
+namespace scalar {
+
+/// sgdUpdate at one element (the CUDA target's kernel calls it too).
+template <typename T>
+DTCK_HD inline void sgdStep(T param, T grad, T buf, double lr, double mom,
+                            double damp, double wd, bool nest, bool first,
+                            T &newParam, T &newBuf) {
+  double p = detail::toDouble(param);
+  double b = detail::toDouble(buf);
+  double d = detail::toDouble(grad);
+  if (wd != 0)
+    d = detail::toDouble(detail::roundTo<T>(d + wd * p));
+  if (mom != 0) {
+    // buf.mul_(momentum).add_(d, alpha=1 - dampening)
+    if (!first) {
+      double scaled = detail::toDouble(detail::roundTo<T>(mom * b));
+      b = detail::toDouble(detail::roundTo<T>(scaled + (1 - damp) * d));
+    } else {
+      b = d;
+    }
+    d = nest ? detail::toDouble(detail::roundTo<T>(d + mom * b)) : b;
+  }
+  newBuf = detail::roundTo<T>(b);
+  newParam = detail::roundTo<T>(p - lr * d);
+}
+
+/// adamWUpdate at one element, given lr / (1 - beta1^t) (`stepSize`) and
+/// sqrt(1 - beta2^t) (`bc2Sqrt`).
+template <typename T>
+DTCK_HD inline void adamWStep(T param, T grad, T expAvg, T expAvgSq, double lr,
+                              double b1, double b2, double eps, double wd,
+                              double stepSize, double bc2Sqrt, T &newParam,
+                              T &newExpAvg, T &newExpAvgSq) {
+  auto round = [](double v) { return detail::toDouble(detail::roundTo<T>(v)); };
+  double g = detail::toDouble(grad);
+  double p = round(detail::toDouble(param) * (1 - lr * wd));
+  // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1), and so on.
+  double m = round(round(detail::toDouble(expAvg) * b1) + (1 - b1) * g);
+  double v = round(round(detail::toDouble(expAvgSq) * b2) + (1 - b2) * g * g);
+  double denom = round(round(std::sqrt(v)) / bc2Sqrt + eps);
+  newExpAvg = detail::roundTo<T>(m);
+  newExpAvgSq = detail::roundTo<T>(v);
+  newParam = detail::roundTo<T>(p - stepSize * round(m / denom));
+}
+
+/// lrSchedule's value for a valid kind (0 constant, 1 linear, 2 cosine).
+DTCK_HD inline double scheduledLr(double peak, double floor, int64_t k,
+                                  int64_t w, int64_t t, int64_t which) {
+  if (w > 0 && k <= w)
+    return peak * double(k) / double(w);
+  if (which == 0)
+    return peak;
+  if (k > t)
+    return floor;
+  double span = double(t - w);
+  if (span <= 0)
+    return floor;
+  if (which == 1)
+    return floor + (peak - floor) * double(t - k) / span;
+  return floor + (peak - floor) *
+                     (1 + std::cos(detail::kPi * double(k - w) / span)) / 2;
+}
+
+} // namespace scalar
+
 /// One torch.optim.SGD step: g = grad + wd * param; with momentum the buffer
 /// becomes g (first step) or momentum * buf + (1 - dampening) * g, and the
 /// direction is g + momentum * buf (nesterov) or buf; param -= lr * direction.
@@ -37,25 +102,9 @@ inline void sgdUpdate(const Shape &s, const T *param, const T *grad,
   bool nest = *nesterov, first = *firstStep;
   int64_t n = s.numel();
   DTCK_PARALLEL_FOR(n)
-  for (int64_t k = 0; k < n; ++k) {
-    double p = detail::toDouble(param[k]);
-    double b = detail::toDouble(buf[k]);
-    double d = detail::toDouble(grad[k]);
-    if (wd != 0)
-      d = detail::toDouble(detail::roundTo<T>(d + wd * p));
-    if (mom != 0) {
-      // buf.mul_(momentum).add_(d, alpha=1 - dampening)
-      if (!first) {
-        double scaled = detail::toDouble(detail::roundTo<T>(mom * b));
-        b = detail::toDouble(detail::roundTo<T>(scaled + (1 - damp) * d));
-      } else {
-        b = d;
-      }
-      d = nest ? detail::toDouble(detail::roundTo<T>(d + mom * b)) : b;
-    }
-    newBuf[k] = detail::roundTo<T>(b);
-    newParam[k] = detail::roundTo<T>(p - lrV * d);
-  }
+  for (int64_t k = 0; k < n; ++k)
+    scalar::sgdStep(param[k], grad[k], buf[k], lrV, mom, damp, wd, nest, first,
+                    newParam[k], newBuf[k]);
 }
 
 /// One torch.optim.AdamW step at optimizer step `step` (>= 1): decoupled
@@ -78,21 +127,12 @@ adamWUpdate(const Shape &s, const T *param, const T *grad, const T *expAvg,
   double bc1 = 1 - std::pow(b1, double(t));
   double bc2 = 1 - std::pow(b2, double(t));
   double stepSize = lrV / bc1, bc2Sqrt = std::sqrt(bc2);
-  auto round = [](double v) { return detail::toDouble(detail::roundTo<T>(v)); };
   int64_t n = s.numel();
   DTCK_PARALLEL_FOR(n)
-  for (int64_t k = 0; k < n; ++k) {
-    double g = detail::toDouble(grad[k]);
-    double p = round(detail::toDouble(param[k]) * (1 - lrV * wd));
-    // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1), and so on.
-    double m = round(round(detail::toDouble(expAvg[k]) * b1) + (1 - b1) * g);
-    double v =
-        round(round(detail::toDouble(expAvgSq[k]) * b2) + (1 - b2) * g * g);
-    double denom = round(round(std::sqrt(v)) / bc2Sqrt + epsV);
-    newExpAvg[k] = detail::roundTo<T>(m);
-    newExpAvgSq[k] = detail::roundTo<T>(v);
-    newParam[k] = detail::roundTo<T>(p - stepSize * round(m / denom));
-  }
+  for (int64_t k = 0; k < n; ++k)
+    scalar::adamWStep(param[k], grad[k], expAvg[k], expAvgSq[k], lrV, b1, b2,
+                      epsV, wd, stepSize, bc2Sqrt, newParam[k], newExpAvg[k],
+                      newExpAvgSq[k]);
 }
 
 /// The learning rate at optimizer step `step` (1-based): linear warmup over
@@ -112,27 +152,7 @@ inline void lrSchedule(const double *lr, const int64_t *step,
                   static_cast<long long>(which));
     fail(message);
   }
-  if (w > 0 && k <= w) {
-    *result = peak * double(k) / double(w);
-    return;
-  }
-  if (which == 0) {
-    *result = peak;
-    return;
-  }
-  if (k > t) {
-    *result = floor;
-    return;
-  }
-  double span = double(t - w);
-  if (span <= 0)
-    *result = floor;
-  else if (which == 1)
-    *result = floor + (peak - floor) * double(t - k) / span;
-  else
-    *result = floor + (peak - floor) *
-                          (1 + std::cos(detail::kPi * double(k - w) / span)) /
-                          2;
+  *result = scalar::scheduledLr(peak, floor, k, w, t, which);
 }
 
 } // namespace dtck
