@@ -414,11 +414,9 @@ template <typename T, int N> class SharedArray {
     Emulator &e = emulator();
     Word &w = words[i];
     if (w.block != e.blockSerial || w.epoch != e.epoch) {
-      bool sameBlock = w.block == e.blockSerial;
       w = Word();
       w.block = e.blockSerial;
       w.epoch = e.epoch;
-      (void)sameBlock;
     }
     return w;
   }

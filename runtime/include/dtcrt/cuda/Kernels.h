@@ -58,15 +58,9 @@ using dtck::where;
 
 namespace detail {
 using dtck::detail::load;
+using dtck::detail::product;
 using dtck::detail::roundTo;
 using dtck::detail::toDouble;
-
-inline int64_t product(const Shape &s, int begin, int end) {
-  int64_t n = 1;
-  for (int d = begin; d < end; ++d)
-    n *= s.dims[d];
-  return n;
-}
 
 /// Threads per row of a row kernel: a warp for short rows, else a block.
 inline unsigned rowThreads(int64_t size) {
@@ -449,6 +443,27 @@ inline void pad(const Shape &in, const Shape &out, const T *x,
            dtck::detail::fromDouble<T>(value), y);
 }
 
+namespace detail {
+/// The data element that element e of a gather's result [outer, count,
+/// inner] comes from (data viewed as [outer, size, inner]); -1, with the
+/// error flag set, for an index out of range.
+template <typename I>
+__device__ inline int64_t gatheredFrom(int64_t e, int64_t size, int64_t count,
+                                       int64_t inner, const I *idx,
+                                       int *error) {
+  int64_t k = e % inner, b = e / inner;
+  int64_t o = b / count, j = b % count;
+  int64_t i = int64_t(idx[j]);
+  if (i < 0)
+    i += size;
+  if (i < 0 || i >= size) {
+    *error = 1;
+    return -1;
+  }
+  return (o * size + i) * inner + k;
+}
+} // namespace detail
+
 /// ONNX Gather: result shape data[:axis] + indices + data[axis+1:]. An index
 /// out of range sets the error flag.
 template <typename T, typename I>
@@ -456,16 +471,9 @@ __global__ void gatherKernel(int64_t n, int64_t size, int64_t count,
                              int64_t inner, const T *x, const I *idx, T *y,
                              int *error) {
   DTCG_GRID_STRIDE(e, n) {
-    int64_t k = e % inner, b = e / inner;
-    int64_t o = b / count, j = b % count;
-    int64_t i = int64_t(idx[j]);
-    if (i < 0)
-      i += size;
-    if (i < 0 || i >= size) {
-      *error = 1;
-      continue;
-    }
-    y[e] = x[(o * size + i) * inner + k];
+    int64_t from = detail::gatheredFrom(e, size, count, inner, idx, error);
+    if (from >= 0)
+      y[e] = x[from];
   }
 }
 
@@ -490,16 +498,9 @@ __global__ void gatherGradKernel(int64_t n, int64_t size, int64_t count,
                                  int64_t inner, const T *g, const I *idx, A *y,
                                  int *error) {
   DTCG_GRID_STRIDE(e, n) {
-    int64_t k = e % inner, b = e / inner;
-    int64_t o = b / count, j = b % count;
-    int64_t i = int64_t(idx[j]);
-    if (i < 0)
-      i += size;
-    if (i < 0 || i >= size) {
-      *error = 1;
-      continue;
-    }
-    atomicAddValue(&y[(o * size + i) * inner + k], A(g[e]));
+    int64_t from = detail::gatheredFrom(e, size, count, inner, idx, error);
+    if (from >= 0)
+      atomicAddValue(&y[from], A(g[e]));
   }
 }
 

@@ -100,7 +100,6 @@ public:
     check(cudaMemsetAsync(base, 0, size_t(total), stream()),
           "clearing device memory");
     memory = static_cast<uint8_t *>(base);
-    bytes = total;
     for (int64_t at : argAt)
       argDevice.push_back(memory + at);
     for (int r = 0; r < numResults; ++r)
@@ -179,7 +178,6 @@ private:
   std::vector<int> resultArg; // the argument a carried result updates
   std::vector<void *> argDevice, resultDevice, evalDevice;
   uint8_t *memory = nullptr;
-  int64_t bytes = 0;
   bool statePushed = false;
 };
 
