@@ -421,7 +421,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       // The result is in the future's buffer once the collective is done.
       std::string source = names.lookup(wait.getFuture());
       names[wait.getResult()] = source;
-      os << "  dtcrt_comm_wait(ctx, "
+      os << (decls.options.cuda ? "  dtcg_comm_wait(ctx, "
+                                : "  dtcrt_comm_wait(ctx, ")
          << asyncSlot(wait.getFuture().getDefiningOp()) << ");\n";
       continue;
     }

@@ -2,8 +2,9 @@
 //
 // Each collective becomes one call into the runtime's C ABI
 // (dtcrt_comm_*, runtime/include/dtcrt/dtcrt.h), which runs it over the
-// channel of the op's mesh-axis group and counts the bytes it sends. A
-// split dimension is passed as [outer, dim, inner] around it.
+// channel of the op's mesh-axis group and counts the bytes it sends; the
+// CUDA target calls dtcg_comm_* instead (NCCL, dtcrt/cuda/Nccl.h). A split
+// dimension is passed as [outer, dim, inner] around it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +44,10 @@ LogicalResult emitComm(Operation *op, KernelEmitter &e, StringRef name,
                          "dp and tp only, not ")
            << axes;
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
-  std::string call = "dtcrt_comm_" + name.str() + "(ctx, " +
+  // The CUDA target's collectives run in NCCL on device memory
+  // (runtime/include/dtcrt/cuda/Nccl.h), with the same arguments.
+  std::string call = (e.cuda() ? "dtcg_comm_" : "dtcrt_comm_") + name.str() +
+                     "(ctx, " +
                      (start ? std::to_string(asyncSlot(op)) + ", " : "") +
                      std::to_string(mask) + ", " +
                      KernelEmitter::quoted(dtypeName(type.getElementType()));
@@ -120,6 +124,9 @@ void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
                          int64_t shift) -> LogicalResult {
     if (failed(e.checkTensors(op)))
       return failure();
+    if (e.cuda())
+      return op->emitError("the CUDA target has no point-to-point transfers "
+                           "(pipeline stages) yet");
     int mask = meshAxesMask({StringAttr::get(op->getContext(), axis)});
     if (mask < 0)
       return op->emitError("the CPU runtime has channels for the mesh axes "

@@ -3,7 +3,8 @@
 // The program is the CPU target's (CppTarget.h) with CUDA's kernels: fused
 // kernels become __global__ functions (grid-stride loops; one block per
 // result of a reduction), other ops call the dtcg library
-// (runtime/include/dtcrt/cuda/Kernels.h), and `step` runs the step on the
+// (runtime/include/dtcrt/cuda/Kernels.h), collectives run in NCCL
+// (runtime/include/dtcrt/cuda/Nccl.h), and `step` runs the step on the
 // device through dtcg::Program. nvcc builds it for the requested
 // architectures; --cuda-emulation builds the same source with the host
 // compiler under runtime/include/dtcrt/cuda/Emulation.h.
@@ -35,10 +36,11 @@ const llvm::StringSet<> &libraryKernels() {
       "logicalOr", "max", "min", "mul", "neg", "pow", "reciprocal", "relu",
       "rsqrt", "sigmoid", "sqrt", "sub", "tanh", "where",
       // Rows and reductions.
-      "reduceSum", "reduceMean", "softmax", "logSoftmax", "layerNorm",
-      "nllLoss",
+      "reduceSum", "reduceMean", "reduceMax", "reduceMin", "softmax",
+      "logSoftmax", "layerNorm", "nllLoss",
       // Shapes.
-      "concat", "transpose", "pad", "gather", "gatherGrad",
+      "broadcast", "concat", "transpose", "slice", "sliceGrad", "pad", "gather",
+      "gatherGrad",
       // Products.
       "gemm", "matmul", "matmulView",
       // Convolution, pooling, batch norm (Conv.h).
@@ -178,6 +180,7 @@ public:
       argv.push_back(lib.str());
     if (!options.emulation) {
       argv.push_back("-lcublasLt");
+      argv.push_back("-lnccl");
       argv.push_back("-lcudart");
     }
     return runTool(argv, logFile, log);

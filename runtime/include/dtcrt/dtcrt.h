@@ -187,6 +187,31 @@ void dtcrt_comm_all_gather_start(dtcrt_step_ctx *ctx, int slot, int axes,
 void dtcrt_comm_wait(dtcrt_step_ctx *ctx, int slot);
 void dtcrt_comm_progress(dtcrt_step_ctx *ctx);
 
+/* For collectives run by another transport on their own communicators (the
+   CUDA target's NCCL channel, dtcrt/cuda/Nccl.h), on the group of `axes`:
+   this rank's group rank, the group's size and the seconds a peer may stay
+   silent before it counts as dead (DTCRT_COMM_TIMEOUT_S). */
+void dtcrt_comm_group(dtcrt_step_ctx *ctx, int axes, int *rank, int *size,
+                      double *timeout_s);
+/* The launcher's rank of group rank `rank` of the group of `axes` (for
+   messages). */
+int dtcrt_comm_world_rank(dtcrt_step_ctx *ctx, int axes, int rank);
+/* Copies `bytes` of `data` from group rank 0 to the group's other ranks
+   (a communicator's bootstrap id); not counted as the step's traffic. */
+void dtcrt_comm_broadcast(dtcrt_step_ctx *ctx, int axes, void *data,
+                          int64_t bytes);
+/* Counts collective `name` (all_reduce, reduce_scatter, all_gather) of
+   `count` elements of `dtype` (all_reduce: the buffer; the others: the
+   whole, unsplit tensor) as the ring algorithm sends it, which is what the
+   runtime's own collectives count and plan.json predicts (nccl-tests'
+   bus-bandwidth convention). */
+void dtcrt_comm_count(dtcrt_step_ctx *ctx, int axes, const char *name,
+                      const char *dtype, int64_t count);
+/* Ends every rank as a failed collective of the runtime does, naming the
+   rank, the collective `name`, the op running and `why`. */
+void dtcrt_comm_fail(dtcrt_step_ctx *ctx, int axes, const char *name,
+                     const char *why);
+
 /* Point-to-point transfers of a pipeline, to and from the rank `shift`
    steps along the single mesh axis of `axes` (cyclically). A send copies
    the bytes and returns at once; a receive waits for the matching send

@@ -4,8 +4,10 @@
 // differ only in some mesh axes). The collectives (Collectives.h) are ring
 // algorithms written once over this interface, so every transport counts
 // the bytes it really sends the same way: the MPI channel of a run under
-// mpirun, and an in-process loopback channel for unit tests. NCCL joins with
-// the CUDA target.
+// mpirun, and an in-process loopback channel for unit tests. The CUDA
+// target's NCCL channel (runtime/include/dtcrt/cuda/Nccl.h) runs its own
+// collectives on device memory and uses the group's Channel for the rest:
+// its bootstrap (broadcast), its byte counts (countSent) and its failures.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,6 +106,22 @@ public:
 
   /// Bytes this rank has sent through the channel.
   int64_t bytesSent() const { return sent; }
+  /// Counts `bytes` sent for this group by another transport (NCCL).
+  void countSent(int64_t bytes) { sent += bytes; }
+
+  /// Copies `bytes` of `data` from group rank 0 to the others: set-up
+  /// traffic (a communicator's bootstrap id), not counted in bytesSent.
+  bool broadcast(void *data, size_t bytes, std::string &error) {
+    int64_t before = sent;
+    bool ok = true;
+    if (rank() == 0)
+      for (int r = 1; ok && r < size(); ++r)
+        ok = sendRecv(r, data, bytes, r, nullptr, 0, "broadcast", error);
+    else
+      ok = sendRecv(0, nullptr, 0, 0, data, bytes, "broadcast", error);
+    sent = before;
+    return ok;
+  }
 
 protected:
   int64_t sent = 0;

@@ -278,3 +278,42 @@ extern "C" void dtcrt_comm_recv(dtcrt_step_ctx *ctx, int axes, int shift,
                  "recv", error))
     failed(ctx, "recv", axes, error);
 }
+
+extern "C" void dtcrt_comm_group(dtcrt_step_ctx *ctx, int axes, int *rank,
+                                 int *size, double *timeoutS) {
+  Channel &c = channelOf(ctx, axes);
+  *rank = c.rank();
+  *size = c.size();
+  *timeoutS = c.timeoutSeconds();
+}
+
+extern "C" int dtcrt_comm_world_rank(dtcrt_step_ctx *ctx, int axes, int rank) {
+  return channelOf(ctx, axes).worldRank(rank);
+}
+
+extern "C" void dtcrt_comm_broadcast(dtcrt_step_ctx *ctx, int axes, void *data,
+                                     int64_t bytes) {
+  std::string error;
+  if (!channelOf(ctx, axes).broadcast(data, size_t(bytes), error))
+    failed(ctx, "broadcast", axes, error);
+}
+
+extern "C" void dtcrt_comm_count(dtcrt_step_ctx *ctx, int axes,
+                                 const char *name, const char *dtype,
+                                 int64_t count) {
+  Channel &c = channelOf(ctx, axes);
+  size_t es = dtypeSize(typeOf(dtype));
+  std::string collective = name ? name : "";
+  if (collective == "all_reduce")
+    c.countSent(allReduceBytesSent(count, es, c.size(), c.rank()));
+  else if (collective == "reduce_scatter" || collective == "all_gather")
+    c.countSent(allGatherBytesSent(count, es, c.size()));
+  else
+    fatalError("internal: bytes counted for an unknown collective '" +
+               collective + "'");
+}
+
+extern "C" void dtcrt_comm_fail(dtcrt_step_ctx *ctx, int axes, const char *name,
+                                const char *why) {
+  failed(ctx, name ? name : "collective", axes, why ? why : "");
+}

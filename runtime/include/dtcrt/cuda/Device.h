@@ -52,13 +52,49 @@ inline void check(cudaError_t status, const char *what) {
     fatal(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
+/// Picks this process's GPU, once, before any other CUDA call: under a
+/// launcher, the node-local rank modulo the GPUs the node has (one rank per
+/// GPU, as `mpirun -np <GPUs per node * nodes>` starts them).
+inline void selectDevice() {
+  static const bool selected = [] {
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                          "SLURM_LOCALID", "LOCAL_RANK"};
+    int local = 0;
+    for (const char *var : vars)
+      if (const char *text = std::getenv(var)) {
+        local = std::atoi(text);
+        break;
+      }
+    int devices = 0;
+    check(cudaGetDeviceCount(&devices), "counting the GPUs");
+    if (devices < 1)
+      fatal("no GPU is visible to this process");
+    check(cudaSetDevice(local % devices), "selecting this rank's GPU");
+    return true;
+  }();
+  (void)selected;
+}
+
 inline cudaStream_t &stream() {
   static cudaStream_t s = [] {
+    selectDevice();
     cudaStream_t created = nullptr;
     check(cudaStreamCreate(&created), "creating the compute stream");
     return created;
   }();
   return s;
+}
+
+/// Bytes per element of a descriptor dtype (dtcrt.h).
+inline int64_t dtypeBytes(const char *dtype) {
+  std::string d = dtype;
+  if (d == "f64" || d == "i64")
+    return 8;
+  if (d == "f32" || d == "i32")
+    return 4;
+  if (d == "f16" || d == "bf16" || d == "i16")
+    return 2;
+  return 1;
 }
 
 /// A device word kernels set when their input is invalid (an index out of

@@ -54,7 +54,11 @@ struct dim3 {
 typedef int cudaError_t;
 typedef void *cudaStream_t;
 typedef void *cudaEvent_t;
-enum : int { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 };
+enum : int {
+  cudaSuccess = 0,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorNotReady = 600
+};
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost,
   cudaMemcpyHostToDevice,
@@ -542,6 +546,33 @@ inline cudaError_t cudaStreamCreate(cudaStream_t *s) {
   return cudaSuccess;
 }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s,
+                                     size_t spitch, size_t width, size_t height,
+                                     cudaMemcpyKind, cudaStream_t = nullptr) {
+  for (size_t row = 0; row < height; ++row)
+    std::memmove(static_cast<char *>(d) + row * dpitch,
+                 static_cast<const char *>(s) + row * spitch, width);
+  return cudaSuccess;
+}
+// Streams run in program order: events order nothing more.
+enum : unsigned { cudaEventDisableTiming = 2 };
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
+  *e = nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = nullptr) {
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t,
+                                       unsigned = 0) {
+  return cudaSuccess;
+}
+inline cudaError_t cudaGetDeviceCount(int *n) {
+  *n = 1;
+  return cudaSuccess;
+}
+inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 inline const char *cudaGetErrorString(cudaError_t) { return "no error"; }

@@ -21,6 +21,7 @@
 #include "dtcrt/kernels/Training.h"
 
 #include <initializer_list>
+#include <vector>
 
 namespace dtcg {
 
@@ -72,15 +73,14 @@ inline unsigned rowThreads(int64_t size) {
 // Reductions over kept dimensions: one block per result
 //===----------------------------------------------------------------------===//
 
-template <typename T>
-__global__ void reduceKernel(Shape in, Shape kept, const T *x, T *y,
-                             int op /* 0 sum, 1 mean */) {
-  // Result r's elements: its kept coordinates, every reduced one.
-  int64_t r = blockIdx.x;
+/// The first element of result r of a reduction, and how many it reduces.
+DTCK_HD inline int64_t reduceBase(const Shape &in, const Shape &kept, int64_t r,
+                                  int64_t &count) {
   int64_t keptStrides[dtck::kMaxRank], inStrides[dtck::kMaxRank];
   dtck::stridesOf(kept, keptStrides);
   dtck::stridesOf(in, inStrides);
-  int64_t base = 0, rest = r, count = 1;
+  int64_t base = 0, rest = r;
+  count = 1;
   for (int d = 0; d < in.rank; ++d) {
     int64_t c = rest / keptStrides[d];
     rest -= c * keptStrides[d];
@@ -88,32 +88,100 @@ __global__ void reduceKernel(Shape in, Shape kept, const T *x, T *y,
     if (kept.dims[d] == 1)
       count *= in.dims[d];
   }
-  double acc = 0;
-  for (int64_t q = threadIdx.x; q < count; q += blockDim.x) {
-    int64_t offset = base, left = q;
-    for (int d = in.rank - 1; d >= 0; --d)
-      if (kept.dims[d] == 1) {
-        offset += (left % in.dims[d]) * inStrides[d];
-        left /= in.dims[d];
-      }
-    acc = dtck::scalar::sumStep(acc, x[offset]);
-  }
-  acc = blockReduce(acc, 0);
+  return base;
+}
+
+/// The offset of reduced element q of a result from its first.
+DTCK_HD inline int64_t reducedOffset(const Shape &in, const Shape &kept,
+                                     int64_t q) {
+  int64_t inStrides[dtck::kMaxRank];
+  dtck::stridesOf(in, inStrides);
+  int64_t offset = 0;
+  for (int d = in.rank - 1; d >= 0; --d)
+    if (kept.dims[d] == 1) {
+      offset += (q % in.dims[d]) * inStrides[d];
+      q /= in.dims[d];
+    }
+  return offset;
+}
+
+DTCK_HD inline double reduceStart(int op) {
+  return op == 2 ? -HUGE_VAL : op == 3 ? HUGE_VAL : 0.0;
+}
+
+template <typename T>
+DTCK_HD inline double reduceStep(int op, double acc, T v) {
+  return op == 2   ? dtck::scalar::maxStep(acc, v)
+         : op == 3 ? dtck::scalar::minStep(acc, v)
+                   : dtck::scalar::sumStep(acc, v);
+}
+
+/// One block per result: its threads stride over the reduced elements.
+template <typename T>
+__global__ void reduceKernel(Shape in, Shape kept, const T *x, T *y,
+                             int op /* 0 sum, 1 mean, 2 max, 3 min */) {
+  int64_t r = blockIdx.x, count = 0;
+  int64_t base = reduceBase(in, kept, r, count);
+  double acc = reduceStart(op);
+  for (int64_t q = threadIdx.x; q < count; q += blockDim.x)
+    acc = reduceStep(op, acc, x[base + reducedOffset(in, kept, q)]);
+  acc = blockReduce(acc, op < 2 ? 0 : op - 1);
   if (threadIdx.x == 0)
     y[r] = dtck::scalar::finish<T>(op == 1 ? acc / double(count) : acc);
 }
 
+/// One thread per result, for short reductions (a few elements each: a
+/// block of threads per result would idle).
+template <typename T>
+__global__ void reduceShortKernel(int64_t results, Shape in, Shape kept,
+                                  const T *x, T *y, int op) {
+  DTCG_GRID_STRIDE(r, results) {
+    int64_t count = 0;
+    int64_t base = reduceBase(in, kept, r, count);
+    double acc = reduceStart(op);
+    for (int64_t q = 0; q < count; ++q)
+      acc = reduceStep(op, acc, x[base + reducedOffset(in, kept, q)]);
+    y[r] = dtck::scalar::finish<T>(op == 1 ? acc / double(count) : acc);
+  }
+}
+
+/// Reductions of fewer than kShortReduction elements per result take a
+/// thread per result; longer ones a block per result, of 32, 128 or 256
+/// threads by their length (detail::rowThreads).
+constexpr int64_t kShortReduction = 16;
+
+template <typename T>
+inline void reduce(const char *name, const Shape &in, const Shape &kept,
+                   const T *x, T *y, int op) {
+  int64_t results = kept.numel();
+  if (results == 0)
+    return;
+  int64_t count = results ? in.numel() / results : 0;
+  if (count < kShortReduction)
+    launch(name, gridFor(results), kBlock, reduceShortKernel<T>, results, in,
+           kept, x, y, op);
+  else
+    launch(name, unsigned(results), detail::rowThreads(count), reduceKernel<T>,
+           in, kept, x, y, op);
+}
+
 template <typename T>
 inline void reduceSum(const Shape &in, const Shape &kept, const T *x, T *y) {
-  if (kept.numel() > 0)
-    launch("dtcg_reduce_sum", unsigned(kept.numel()), kBlock, reduceKernel<T>,
-           in, kept, x, y, 0);
+  reduce("dtcg_reduce_sum", in, kept, x, y, 0);
 }
 template <typename T>
 inline void reduceMean(const Shape &in, const Shape &kept, const T *x, T *y) {
-  if (kept.numel() > 0)
-    launch("dtcg_reduce_mean", unsigned(kept.numel()), kBlock, reduceKernel<T>,
-           in, kept, x, y, 1);
+  reduce("dtcg_reduce_mean", in, kept, x, y, 1);
+}
+/// Maximum and minimum in double, NaN propagating, as dtck's (floating
+/// tensors: the vocabulary-parallel cross entropy's row maximum).
+template <typename T>
+inline void reduceMax(const Shape &in, const Shape &kept, const T *x, T *y) {
+  reduce("dtcg_reduce_max", in, kept, x, y, 2);
+}
+template <typename T>
+inline void reduceMin(const Shape &in, const Shape &kept, const T *x, T *y) {
+  reduce("dtcg_reduce_min", in, kept, x, y, 3);
 }
 
 //===----------------------------------------------------------------------===//
@@ -262,45 +330,54 @@ inline void nllLoss(const Shape &input, const T *x, const I *target,
 // Shapes
 //===----------------------------------------------------------------------===//
 
-/// Up to eight inputs of a concatenation.
+/// Up to eight inputs of a concatenation, which fill columns [first,
+/// first + sum(rows)) of each of the result's rows.
 struct ConcatInputs {
   const void *x[8];
   int64_t rows[8]; // each input's extent along the axis times inner
   int count;
+  int64_t first, width;
 };
 
 template <typename T>
 __global__ void concatKernel(int64_t n, ConcatInputs in, int64_t outRow, T *y) {
   DTCG_GRID_STRIDE(i, n) {
-    int64_t o = i / outRow, c = i % outRow;
+    int64_t o = i / in.width, c = i % in.width;
+    int64_t at = o * outRow + in.first + c;
     int k = 0;
     while (k + 1 < in.count && c >= in.rows[k]) {
       c -= in.rows[k];
       ++k;
     }
-    y[i] = static_cast<const T *>(in.x[k])[o * in.rows[k] + c];
+    y[at] = static_cast<const T *>(in.x[k])[o * in.rows[k] + c];
   }
 }
 
+/// One launch per eight inputs (a gradient bucket concatenates many).
 template <typename T>
 inline void concat(std::initializer_list<Shape> ins, const Shape &out,
                    std::initializer_list<const T *> xs, int64_t axis, T *y) {
   int a = int(axis);
   int64_t inner = detail::product(out, a + 1, out.rank);
-  if (ins.size() > 8)
-    fatal("concat of more than 8 inputs");
-  ConcatInputs in{};
-  in.count = int(ins.size());
-  int k = 0;
-  for (const Shape &s : ins)
-    in.rows[k++] = s.dims[a] * inner;
-  k = 0;
-  for (const T *x : xs)
-    in.x[k++] = x;
-  int64_t n = out.numel();
-  if (n > 0)
-    launch("dtcg_concat", gridFor(n), kBlock, concatKernel<T>, n, in,
-           out.dims[a] * inner, y);
+  int64_t outRow = out.dims[a] * inner;
+  int64_t outer = outRow ? out.numel() / outRow : 0;
+  std::vector<Shape> shapes(ins);
+  std::vector<const T *> data(xs);
+  int64_t first = 0;
+  for (size_t from = 0; from < shapes.size(); from += 8) {
+    ConcatInputs in{};
+    in.first = first;
+    for (size_t k = from; k < shapes.size() && k < from + 8; ++k) {
+      in.rows[in.count] = shapes[k].dims[a] * inner;
+      in.x[in.count++] = data[k];
+      in.width += shapes[k].dims[a] * inner;
+    }
+    first += in.width;
+    int64_t n = outer * in.width;
+    if (n > 0)
+      launch("dtcg_concat", gridFor(n), kBlock, concatKernel<T>, n, in, outRow,
+             y);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -335,7 +412,7 @@ inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
 }
 
 //===----------------------------------------------------------------------===//
-// Layout: transpose, pad, gather
+// Layout: transpose, slice, pad, gather
 //===----------------------------------------------------------------------===//
 
 /// A contiguous result read from `x` through strides (per result
@@ -375,6 +452,78 @@ inline void transpose(const Shape &in, const Shape &out, const T *x,
   if (n > 0)
     launch("dtcg_transpose", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
            x, y);
+}
+
+/// Takes indices starts[d] + k * steps[d] in each dimension, as dtck::slice
+/// (a tensor-parallel rank's block of a weight, a fused projection's part).
+template <typename T>
+inline void slice(const Shape &in, const Shape &out, const T *x,
+                  const int64_t *starts, const int64_t *steps, T *y) {
+  int64_t inStrides[dtck::kMaxRank];
+  dtck::stridesOf(in, inStrides);
+  StridedRead read;
+  read.rank = out.rank;
+  int64_t offset = 0;
+  for (int d = 0; d < out.rank; ++d) {
+    read.dims[d] = out.dims[d];
+    read.strides[d] = inStrides[d] * steps[d];
+    offset += starts[d] * inStrides[d];
+  }
+  int64_t n = out.numel();
+  if (n > 0)
+    launch("dtcg_slice", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
+           x + offset, y);
+}
+
+/// Broadcasts (NumPy rules) to the result's shape, as dtck::broadcast.
+template <typename T>
+inline void broadcast(const Shape &in, const Shape &out, const T *x, T *y) {
+  StridedRead read;
+  read.rank = out.rank;
+  dtck::broadcastStrides(in, out, read.strides);
+  for (int d = 0; d < out.rank; ++d)
+    read.dims[d] = out.dims[d];
+  int64_t n = out.numel();
+  if (n > 0)
+    launch("dtcg_broadcast", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
+           x, y);
+}
+
+/// y[strided position of i] = g[i]: the scatter of a slice's gradient.
+template <typename T>
+__global__ void stridedWriteKernel(int64_t n, StridedRead write, const T *g,
+                                   T *y) {
+  DTCG_GRID_STRIDE(i, n) {
+    int64_t rest = i, offset = 0;
+    for (int d = write.rank - 1; d >= 0; --d) {
+      offset += (rest % write.dims[d]) * write.strides[d];
+      rest /= write.dims[d];
+    }
+    y[offset] = g[i];
+  }
+}
+
+/// The adjoint of slice, as dtck::sliceGrad: zeros but where the slice took
+/// its elements, which get the gradient.
+template <typename T>
+inline void sliceGrad(const Shape &grad, const Shape &out, const T *g,
+                      const int64_t *starts, const int64_t *steps, T *y) {
+  int64_t outStrides[dtck::kMaxRank];
+  dtck::stridesOf(out, outStrides);
+  StridedRead write;
+  write.rank = grad.rank;
+  int64_t offset = 0;
+  for (int d = 0; d < grad.rank; ++d) {
+    write.dims[d] = grad.dims[d];
+    write.strides[d] = outStrides[d] * steps[d];
+    offset += starts[d] * outStrides[d];
+  }
+  check(cudaMemsetAsync(y, 0, size_t(out.numel()) * sizeof(T), stream()),
+        "clearing a slice's gradient");
+  int64_t n = grad.numel();
+  if (n > 0)
+    launch("dtcg_slice_grad", gridFor(n), kBlock, stridedWriteKernel<T>, n,
+           write, g, y + offset);
 }
 
 } // namespace dtcg

@@ -17,6 +17,7 @@
 #define DTCRT_CUDA_PROGRAM_H
 
 #include "dtcrt/cuda/Device.h"
+#include "dtcrt/cuda/Nccl.h"
 #include "dtcrt/dtcrt.h"
 
 #include <cstring>
@@ -24,17 +25,6 @@
 #include <vector>
 
 namespace dtcg {
-
-inline int64_t dtypeBytes(const char *dtype) {
-  std::string d = dtype;
-  if (d == "f64" || d == "i64")
-    return 8;
-  if (d == "f32" || d == "i32")
-    return 4;
-  if (d == "f16" || d == "bf16" || d == "i16")
-    return 2;
-  return 1;
-}
 
 inline int64_t tensorBytes(const dtcrt_tensor_desc &t) {
   int64_t n = dtypeBytes(t.dtype);
@@ -51,6 +41,7 @@ inline bool isCarried(const char *role) {
 
 /// A copy of host bytes in device memory, made once (constants).
 inline void *deviceCopy(const void *host, size_t bytes) {
+  selectDevice();
   void *p = nullptr;
   check(cudaMalloc(&p, bytes ? bytes : 1), "allocating a constant");
   check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice),
@@ -69,6 +60,7 @@ public:
           int64_t arenaBytes)
       : args(args, args + numArgs), results(results, results + numResults),
         evalResults(evalResults, evalResults + numEvalResults) {
+    selectDevice();
     // One allocation: the arena, then each buffer (256-byte aligned).
     auto align = [](int64_t n) { return (n + 255) / 256 * 256; };
     int64_t total = align(arenaBytes);
@@ -145,7 +137,7 @@ public:
     check(cudaMemcpyAsync(&failed, errorFlag(), sizeof(int),
                           cudaMemcpyDeviceToHost, stream()),
           "reading the kernels' error flag");
-    check(cudaStreamSynchronize(stream()), "running the step");
+    synchronize(ctx, "running the step");
     currentOp() = nullptr;
     if (failed)
       fatal("a kernel found an index out of range (a class label or token "
