@@ -2,7 +2,9 @@
 
 #include "runtime/src/Comm/Mesh.h"
 
+#ifndef DTCRT_NO_MPI
 #include "runtime/src/Comm/MpiChannel.h"
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +45,7 @@ static bool launcherValue(const char *what, std::string &var, int &value) {
   return false;
 }
 
-static double commTimeout() {
+[[maybe_unused]] static double commTimeout() {
   if (const char *text = std::getenv("DTCRT_COMM_TIMEOUT_S")) {
     char *end = nullptr;
     double v = std::strtod(text, &end);
@@ -82,6 +84,13 @@ bool Mesh::init(const std::array<int, kNumAxes> &meshSizes,
   if (expected == 1)
     return true;
 
+#ifdef DTCRT_NO_MPI
+  error = "this runtime was built without MPI (DTCRT_WITH_MPI=OFF) and runs "
+          "one rank, but the program was compiled for " +
+          std::to_string(expected) + " ranks (mesh " + meshText +
+          "); build it where OpenMPI is installed";
+  return false;
+#else
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
       MPI_SUCCESS) {
@@ -116,15 +125,18 @@ bool Mesh::init(const std::array<int, kNumAxes> &meshSizes,
         std::make_unique<MpiChannel>(comm, std::move(worldRanks), timeout);
   }
   return true;
+#endif
 }
 
 void Mesh::finalize() {
   if (!mpi)
     return;
+#ifndef DTCRT_NO_MPI
   MPI_Barrier(MPI_COMM_WORLD);
   for (auto &c : channels)
     c.reset();
   MPI_Finalize();
+#endif
   mpi = false;
 }
 
@@ -149,8 +161,10 @@ void Mesh::abort(const std::string &message) {
   std::fprintf(stderr, "train: error: %s%s\n",
                who.empty() ? "" : (who + ": ").c_str(), message.c_str());
   std::fflush(stderr);
+#ifndef DTCRT_NO_MPI
   if (mpi)
     MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
   std::exit(1);
 }
 

@@ -223,6 +223,11 @@ void Trainer::keepBlock(int arg, const void *whole) {
 /// Finds problems with the outputs before training, not after it.
 bool Trainer::checkOutputs(std::string &error) {
   if (!options.saveOnnx.empty()) {
+    std::string why;
+    if (!saveOnnxAvailable(why)) {
+      error = "--save-onnx: " + why;
+      return false;
+    }
     std::string folder;
     if (!executableFolder(folder, error))
       return false;

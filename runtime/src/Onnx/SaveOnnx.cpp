@@ -5,6 +5,24 @@
 #include "runtime/src/Core/Files.h"
 #include "runtime/src/Data/Npy.h"
 
+#ifdef DTCRT_NO_ONNX
+
+bool dtcrt::saveOnnxAvailable(std::string &why) {
+  why = "this runtime was built without protobuf and ONNX "
+        "(DTCRT_WITH_ONNX=OFF), so it cannot write ONNX files; save a "
+        "checkpoint (--checkpoint-dir) instead, or build the program where "
+        "they are installed";
+  return false;
+}
+
+bool dtcrt::saveOnnxWithWeights(const std::string &, const std::string &,
+                                const std::vector<TrainedTensor> &,
+                                std::string &error) {
+  return saveOnnxAvailable(error);
+}
+
+#else
+
 #include <onnx/onnx_pb.h>
 
 #include <climits>
@@ -185,3 +203,7 @@ bool dtcrt::saveOnnxWithWeights(const std::string &modelPath,
   }
   return true;
 }
+
+bool dtcrt::saveOnnxAvailable(std::string &) { return true; }
+
+#endif // DTCRT_NO_ONNX

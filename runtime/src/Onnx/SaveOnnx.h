@@ -29,6 +29,10 @@ struct TrainedTensor {
   size_t bytes = 0;
 };
 
+/// False, with `why` set, when this runtime was built without ONNX
+/// (DTCRT_WITH_ONNX=OFF: a generated program built on its own).
+bool saveOnnxAvailable(std::string &why);
+
 /// Reads `modelPath`, replaces the initializers named in `trained` and
 /// writes the result to `outPath` (through a temporary file). Every trained
 /// tensor must match an initializer of the same shape.
