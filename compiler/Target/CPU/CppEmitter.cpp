@@ -6,6 +6,7 @@
 
 #include "compiler/Import/ONNX/ONNXImporter.h"
 #include "compiler/Target/CPU/KernelEmitter.h"
+#include "compiler/Target/CPU/UpdateRuns.h"
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/DTG/Interp/Tensor.h"
 #include "dialects/Dist/IR/DistOps.h"
@@ -319,6 +320,38 @@ public:
 
 private:
   std::string fresh() { return "v" + std::to_string(counter++); }
+
+  /// Adds update `i` of `run` to `entries` (dtcg::SgdTensor or AdamWTensor:
+  /// size, parameter, gradient, its scale, state, results); after the
+  /// run's last update, emits the multi-tensor launch.
+  void emitRunEntry(const UpdateRun &run, size_t i, std::string &entries) {
+    Operation *update = run.updates[i];
+    unsigned states = isa<dtg::SgdUpdateOp>(update) ? 1 : 2;
+    auto type = cast<RankedTensorType>(update->getOperand(0).getType());
+    std::string grad = buffer(update->getOperand(1)), scale = "nullptr";
+    if (Operation *mul = run.scales[i]) {
+      auto [unscaled, factor] = scaledOperands(mul);
+      grad = buffer(unscaled);
+      scale = buffer(factor);
+    }
+    entries += (entries.empty() ? "{" : ", {") +
+               std::to_string(type.getNumElements()) + ", " +
+               buffer(update->getOperand(0)) + ", " + grad + ", " + scale;
+    for (unsigned s = 0; s < states; ++s)
+      entries += ", " + buffer(update->getOperand(2 + s));
+    for (Value r : update->getResults())
+      entries += ", " + buffer(r);
+    entries += "}";
+    if (i + 1 < run.updates.size())
+      return;
+    os << "  dtcg::"
+       << (isa<dtg::SgdUpdateOp>(update) ? "multiSgdUpdate<"
+                                         : "multiAdamWUpdate<")
+       << cTypeOf(update->getOperand(0)) << ">({" << entries << "}";
+    for (Value v : update->getOperands().drop_front(2 + states))
+      os << ", " << buffer(v);
+    os << ");\n";
+  }
   std::string pointerCast(Value v, StringRef source) {
     return "static_cast<" + cTypeOf(v) + " *>(" + source.str() + ")";
   }
@@ -385,6 +418,20 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       direct[v] = i;
   }
 
+  // CUDA: runs of optimizer updates become one multi-tensor launch each.
+  std::vector<UpdateRun> runs;
+  llvm::DenseMap<Operation *, std::pair<size_t, size_t>> inRun;
+  llvm::DenseSet<Operation *> folded;
+  if (cuda())
+    runs = findUpdateRuns(body, [&](Value v) { return direct.count(v) > 0; });
+  for (auto [r, run] : llvm::enumerate(runs))
+    for (auto [i, update] : llvm::enumerate(run.updates)) {
+      inRun[update] = {r, i};
+      if (run.scales[i])
+        folded.insert(run.scales[i]);
+    }
+  std::vector<std::string> runEntries(runs.size());
+
   SmallVector<memory::LiveRange> ranges = memory::computeLiveRanges(
       body, [&](Value v) { return direct.count(v) > 0; });
   llvm::DenseMap<Operation *, int64_t> position;
@@ -415,6 +462,12 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       if (failed(data))
         return failure();
       names[constant.getResult()] = *data;
+      continue;
+    }
+    if (folded.contains(&op)) {
+      os << "  // " << op.getName()
+         << (node.empty() ? "" : " from '" + node + "'")
+         << ": folded into the multi-tensor update below\n";
       continue;
     }
     if (auto wait = dyn_cast<dist::WaitOp>(op)) {
@@ -498,6 +551,11 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       if (!mark.empty())
         os << "    dtcrt_pipeline_mark(ctx, " << mark << ", 0);\n";
       os << "  }\n";
+      continue;
+    }
+    if (auto it = inRun.find(&op); it != inRun.end()) {
+      auto [r, i] = it->second;
+      emitRunEntry(runs[r], i, runEntries[r]);
       continue;
     }
     const EmitRule *rule = getEmitRegistry().lookup(&op);

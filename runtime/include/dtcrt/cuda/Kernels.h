@@ -880,6 +880,137 @@ inline void sgdUpdate(const Shape &s, const T *param, const T *grad,
            newBuf);
 }
 
+//===----------------------------------------------------------------------===//
+// Multi-tensor optimizer steps: one launch updates up to kMultiTensors
+// tensors (the emitter batches a run of updates with the same
+// hyperparameters). A tensor's gradient may come with a scale (the
+// gradient clipping's coefficient, a device scalar): the update reads
+// dtck::scalar::mul(grad, *scale), as the multiplication it replaces
+// computed it.
+//===----------------------------------------------------------------------===//
+
+constexpr int kMultiTensors = 24;
+
+template <typename T> struct SgdTensor {
+  int64_t n;
+  const T *param, *grad, *gradScale, *buf;
+  T *newParam, *newBuf;
+};
+template <typename T> struct AdamWTensor {
+  int64_t n;
+  const T *param, *grad, *gradScale, *expAvg, *expAvgSq;
+  T *newParam, *newExpAvg, *newExpAvgSq;
+};
+
+/// Tensors of one launch: entry t covers elements [end[t-1], end[t]) of
+/// the launch's index space.
+template <typename E> struct TensorTable {
+  int count = 0;
+  int64_t end[kMultiTensors];
+  E tensor[kMultiTensors];
+};
+
+/// The entry that element i of the launch belongs to, and its index there.
+template <typename E>
+DTCK_HD inline int locate(const TensorTable<E> &table, int64_t i, int64_t &k) {
+  int lo = 0, hi = table.count - 1;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (i < table.end[mid])
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  k = i - (lo ? table.end[lo - 1] : 0);
+  return lo;
+}
+
+template <typename T>
+DTCK_HD inline T scaledGrad(const T *grad, const T *scale, int64_t k) {
+  return scale ? dtck::scalar::mul(grad[k], *scale) : grad[k];
+}
+
+template <typename T>
+__global__ void multiSgdKernel(TensorTable<SgdTensor<T>> table,
+                               const double *lr, const double *momentum,
+                               const double *dampening,
+                               const double *weightDecay, const bool *nesterov,
+                               const bool *firstStep) {
+  double lrV = *lr, mom = *momentum, damp = *dampening, wd = *weightDecay;
+  bool nest = *nesterov, first = *firstStep;
+  DTCG_GRID_STRIDE(i, table.end[table.count - 1]) {
+    int64_t k = 0;
+    const SgdTensor<T> &e = table.tensor[locate(table, i, k)];
+    dtck::scalar::sgdStep(e.param[k], scaledGrad(e.grad, e.gradScale, k),
+                          e.buf[k], lrV, mom, damp, wd, nest, first,
+                          e.newParam[k], e.newBuf[k]);
+  }
+}
+
+template <typename T>
+__global__ void
+multiAdamWKernel(TensorTable<AdamWTensor<T>> table, const double *lr,
+                 const double *beta1, const double *beta2, const double *eps,
+                 const double *weightDecay, const int64_t *step) {
+  double t = double(*step < 1 ? 1 : *step);
+  double lrV = *lr, b1 = *beta1, b2 = *beta2, epsV = *eps, wd = *weightDecay;
+  double bc1 = 1 - ::pow(b1, t), bc2 = 1 - ::pow(b2, t);
+  double stepSize = lrV / bc1, bc2Sqrt = ::sqrt(bc2);
+  DTCG_GRID_STRIDE(i, table.end[table.count - 1]) {
+    int64_t k = 0;
+    const AdamWTensor<T> &e = table.tensor[locate(table, i, k)];
+    dtck::scalar::adamWStep(e.param[k], scaledGrad(e.grad, e.gradScale, k),
+                            e.expAvg[k], e.expAvgSq[k], lrV, b1, b2, epsV, wd,
+                            stepSize, bc2Sqrt, e.newParam[k], e.newExpAvg[k],
+                            e.newExpAvgSq[k]);
+  }
+}
+
+/// Calls launchTable(table, total) for each kMultiTensors of `tensors`.
+template <typename E, typename L>
+inline void forTables(std::initializer_list<E> tensors, L launchTable) {
+  TensorTable<E> table;
+  int64_t total = 0;
+  auto flush = [&] {
+    if (table.count && total > 0)
+      launchTable(table, total);
+    table = TensorTable<E>();
+    total = 0;
+  };
+  for (const E &e : tensors) {
+    total += e.n;
+    table.end[table.count] = total;
+    table.tensor[table.count++] = e;
+    if (table.count == kMultiTensors)
+      flush();
+  }
+  flush();
+}
+
+template <typename T>
+inline void multiSgdUpdate(std::initializer_list<SgdTensor<T>> tensors,
+                           const double *lr, const double *momentum,
+                           const double *dampening, const double *weightDecay,
+                           const bool *nesterov, const bool *firstStep) {
+  forTables(tensors, [&](const TensorTable<SgdTensor<T>> &table,
+                         int64_t total) {
+    launch("dtcg_multi_sgd", gridFor(total), kBlock, multiSgdKernel<T>, table,
+           lr, momentum, dampening, weightDecay, nesterov, firstStep);
+  });
+}
+
+template <typename T>
+inline void multiAdamWUpdate(std::initializer_list<AdamWTensor<T>> tensors,
+                             const double *lr, const double *beta1,
+                             const double *beta2, const double *eps,
+                             const double *weightDecay, const int64_t *step) {
+  forTables(
+      tensors, [&](const TensorTable<AdamWTensor<T>> &table, int64_t total) {
+        launch("dtcg_multi_adamw", gridFor(total), kBlock, multiAdamWKernel<T>,
+               table, lr, beta1, beta2, eps, weightDecay, step);
+      });
+}
+
 __global__ inline void lrScheduleKernel(const double *lr, const int64_t *step,
                                         const int64_t *warmup,
                                         const int64_t *total,
