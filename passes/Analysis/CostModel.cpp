@@ -10,10 +10,14 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -393,106 +397,56 @@ double mlir::dtc::estimateOpSeconds(Operation *op, const DeviceProfile &p) {
 
 namespace {
 
-/// The built-in profiles.
-///
-/// `cpu` was measured by `dtc calibrate --threads 2` on the development
-/// machine (2 vCPUs of an AMD EPYC with AVX-512 at 2.6 GHz, Debian 12,
-/// OpenBLAS 0.3.21, shared with concurrent builds) on 2026-11-22: the best
-/// of five runs for each figure, since contention only ever slows a run
-/// down. The kernels are built with -O2 and no -march, like the generated
-/// code, so the vector peak is SSE2's (16 FLOPs per cycle per thread).
-///
-/// The GPU figures are the vendors' published dense peaks:
-/// - NVIDIA A100 Tensor Core GPU datasheet (2021): fp32 GEMM through TF32
-///   tensor cores 156 TFLOP/s, bf16/fp16 312 TFLOP/s, fp32 vector 19.5
-///   TFLOP/s; HBM2 1,555 GB/s (40 GB) and HBM2e 2,039 GB/s (80 GB SXM).
-/// - NVIDIA H100 Tensor Core GPU datasheet (SXM5): TF32 494.7, bf16/fp16
-///   989.4 TFLOP/s dense (the 1,979 figure is with sparsity), fp32 vector
-///   66.9 TFLOP/s, HBM3 3.35 TB/s.
-/// - NVIDIA H200 Tensor Core GPU datasheet (SXM): the H100's compute, HBM3e
-///   4.8 TB/s.
-/// Their efficiency factors are typical published values, not measurements:
-/// large-model training reaches 50-60% of the dense GEMM peak per GEMM
-/// (Megatron-LM and PaLM report 40-57% MFU end to end, so GEMMs themselves
-/// run at ~0.7), cuDNN convolutions ~0.6, memory-bound kernels ~80-90% of
-/// HBM bandwidth (STREAM-like copies on A100/H100), and a kernel launch
-/// costs ~5 us.
-///
-/// Memory and links, from the same datasheets and the DGX system guides:
-/// A100 40 or 80 GiB with NVLink 3 (600 GB/s both ways: 300 GB/s one way),
-/// DGX A100 nodes of 8 GPUs with one 200 Gb/s HDR InfiniBand port per GPU
-/// (25 GB/s); H100 80 GiB with NVLink 4 (450 GB/s one way), DGX H100 nodes
-/// of 8 with one 400 Gb/s NDR port per GPU (50 GB/s); H200 141 GB, links as
-/// the H100's. Collectives reach ~80% of a link (nccl-tests' bus bandwidth
-/// on DGX systems); a message costs ~2 us inside a node (NVLink) and ~5 us
-/// across nodes (InfiniBand), typical small-message figures.
-DeviceProfile gpuProfile(StringRef name, StringRef source, double gemm,
-                         double gemm16, double vector, double bandwidth,
-                         double memory, double nvlink, double infiniband) {
-  DeviceProfile p;
-  p.memoryCapacity = memory;
-  p.intraNode = {nvlink, 2e-6};
-  p.interNode = {infiniband, 5e-6};
-  p.devicesPerNode = 8;
-  p.networkEfficiency = 0.8;
-  p.name = name.str();
-  p.source = source.str();
-  p.peakGemmFlops = gemm;
-  p.peakGemmFlops16 = gemm16;
-  p.peakVectorFlops = vector;
-  p.memoryBandwidth = bandwidth;
-  p.kernelOverheadS = 5e-6;
-  p.threads = 1;
-  p.efficiency = {/*gemm=*/0.7, /*conv=*/0.6, /*elementwise=*/0.5,
-                  /*reduction=*/0.4, /*memory=*/0.85};
-  return p;
+#include "passes/Analysis/Profiles.inc"
+
+/// The folders of DTC_PROFILE_PATH (':'-separated), searched by name
+/// before the profiles built in.
+SmallVector<std::string> profileFolders() {
+  SmallVector<std::string> folders;
+  if (const char *path = std::getenv("DTC_PROFILE_PATH")) {
+    SmallVector<StringRef> parts;
+    StringRef(path).split(parts, ':', -1, false);
+    for (StringRef part : parts)
+      folders.push_back(part.str());
+  }
+  return folders;
 }
 
-DeviceProfile cpuProfile() {
-  DeviceProfile p;
-  p.name = "cpu";
-  p.source = "dtc calibrate --threads 2 on 2 vCPUs of an AMD EPYC (AVX-512, "
-             "2.6 GHz), 2026-11-22; best of five runs per figure";
-  p.peakGemmFlops = 207.5e9;
-  p.peakVectorFlops = 89.9e9;
-  p.memoryBandwidth = 25.1e9;
-  p.kernelOverheadS = 0.97e-6;
-  p.threads = 2;
-  p.efficiency = {/*gemm=*/0.887, /*conv=*/0.567, /*elementwise=*/0.0594,
-                  /*reduction=*/0.0446, /*memory=*/1};
-  // Not measured by calibrate yet: the development machine's 24 GiB, MPI
-  // over shared memory between the ranks of one host (a copy through
-  // memory: about a quarter of the bandwidth above, ~1 us a message), and
-  // 10 Gb/s Ethernet between hosts.
-  p.memoryCapacity = 24.0 * (1 << 30);
-  p.intraNode = {6e9, 1e-6};
-  p.interNode = {1.25e9, 30e-6};
-  p.devicesPerNode = 2;
+/// A profile parsed from `text`, named `what` in messages.
+FailureOr<DeviceProfile> parseProfileText(StringRef text, StringRef what,
+                                          std::string &error) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+  if (!json) {
+    error = ("device profile file '" + what +
+             "' is not valid JSON: " + llvm::toString(json.takeError()))
+                .str();
+    return failure();
+  }
+  std::string why;
+  FailureOr<DeviceProfile> p = parseDeviceProfile(*json, why);
+  if (failed(p)) {
+    error = ("device profile file '" + what + "': " + why).str();
+    return failure();
+  }
   return p;
-}
-
-std::optional<DeviceProfile> builtinProfile(StringRef name) {
-  if (name == "cpu")
-    return cpuProfile();
-  if (name == "a100-40g")
-    return gpuProfile(name, "NVIDIA A100 40GB datasheet", 156e12, 312e12,
-                      19.5e12, 1555e9, 40.0 * (1 << 30), 300e9, 25e9);
-  if (name == "a100-80g")
-    return gpuProfile(name, "NVIDIA A100 80GB SXM datasheet", 156e12, 312e12,
-                      19.5e12, 2039e9, 80.0 * (1 << 30), 300e9, 25e9);
-  if (name == "h100-sxm")
-    return gpuProfile(name, "NVIDIA H100 SXM5 datasheet (dense)", 494.7e12,
-                      989.4e12, 66.9e12, 3350e9, 80.0 * (1 << 30), 450e9, 50e9);
-  if (name == "h200")
-    return gpuProfile(name, "NVIDIA H200 SXM datasheet (dense)", 494.7e12,
-                      989.4e12, 66.9e12, 4800e9, 141e9, 450e9, 50e9);
-  return std::nullopt;
 }
 
 } // namespace
 
 std::string mlir::dtc::builtinDeviceProfileNames() {
-  return "cpu, a100-40g, a100-80g, h100-sxm, h200";
+  std::vector<std::string> names;
+  for (const std::string &folder : profileFolders()) {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(folder, ec), end;
+         it != end && !ec; it.increment(ec))
+      if (llvm::sys::path::extension(it->path()) == ".json")
+        names.push_back(llvm::sys::path::stem(it->path()).str());
+  }
+  for (const auto &[name, text] : kProfileFiles)
+    names.push_back(name);
+  llvm::sort(names);
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return llvm::join(names, ", ");
 }
 
 llvm::json::Value mlir::dtc::toJson(const DeviceProfile &p) {
@@ -655,35 +609,37 @@ mlir::dtc::parseDeviceProfile(const llvm::json::Value &value,
 
 FailureOr<DeviceProfile> mlir::dtc::loadDeviceProfile(StringRef nameOrFile,
                                                       std::string &error) {
-  if (std::optional<DeviceProfile> p = builtinProfile(nameOrFile))
-    return *p;
   bool looksLikeFile =
       nameOrFile.contains('/') || nameOrFile.ends_with(".json");
-  auto buffer = llvm::MemoryBuffer::getFile(nameOrFile);
-  if (!buffer) {
-    if (looksLikeFile)
-      error = ("cannot read device profile file '" + nameOrFile +
-               "': " + buffer.getError().message())
-                  .str();
-    else
+  std::string path = nameOrFile.str();
+  if (!looksLikeFile) {
+    // By name: a folder of DTC_PROFILE_PATH, else the profiles built in.
+    path.clear();
+    for (const std::string &folder : profileFolders()) {
+      SmallString<256> candidate(folder);
+      llvm::sys::path::append(candidate, nameOrFile + ".json");
+      if (llvm::sys::fs::exists(candidate)) {
+        path = candidate.str().str();
+        break;
+      }
+    }
+    if (path.empty()) {
+      for (const auto &[name, text] : kProfileFiles)
+        if (nameOrFile == name)
+          return parseProfileText(
+              text, ("profiles/" + nameOrFile + ".json").str(), error);
       error = ("unknown device profile '" + nameOrFile +
-               "' (known: " + builtinDeviceProfileNames() + "; or a JSON file)")
+               "' (known: " + builtinDeviceProfileNames() +
+               "; or a JSON file, as dtc calibrate writes)")
                   .str();
+      return failure();
+    }
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read device profile file '" + path +
+            "': " + buffer.getError().message();
     return failure();
   }
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json) {
-    error = ("device profile file '" + nameOrFile +
-             "' is not valid JSON: " + llvm::toString(json.takeError()))
-                .str();
-    return failure();
-  }
-  std::string why;
-  FailureOr<DeviceProfile> p = parseDeviceProfile(*json, why);
-  if (failed(p)) {
-    error = ("device profile file '" + nameOrFile + "': " + why).str();
-    return failure();
-  }
-  return p;
+  return parseProfileText((*buffer)->getBuffer(), path, error);
 }

@@ -151,12 +151,15 @@ FailureOr<DeviceProfile> parseDeviceProfile(const llvm::json::Value &value,
 /// The JSON form of `p`.
 llvm::json::Value toJson(const DeviceProfile &p);
 
-/// A built-in profile by name (cpu, a100-40g, a100-80g, h100-sxm, h200) or
-/// else a JSON file of that form.
+/// A profile by name or file. A name (no '/', no ".json") is a file
+/// NAME.json of a folder of DTC_PROFILE_PATH (':'-separated), else one of
+/// the profiles dtc is built with (profiles/*.json of the source tree: cpu,
+/// a100-40g, a100-80g, h100-sxm, h200); anything else is a file.
 FailureOr<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrFile,
                                            std::string &error);
 
-/// The names of the built-in profiles, comma-separated.
+/// The names loadDeviceProfile knows (DTC_PROFILE_PATH's and the built-in
+/// ones), sorted, comma-separated.
 std::string builtinDeviceProfileNames();
 
 } // namespace mlir::dtc

@@ -16,9 +16,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -407,8 +410,9 @@ TEST(DeviceProfileTest, BuiltinsAndFiles) {
                    989.4e12);
 
   EXPECT_TRUE(failed(loadDeviceProfile("tpu-v9", error)));
-  EXPECT_EQ(error, "unknown device profile 'tpu-v9' (known: cpu, a100-40g, "
-                   "a100-80g, h100-sxm, h200; or a JSON file)");
+  EXPECT_EQ(error, "unknown device profile 'tpu-v9' (known: a100-40g, "
+                   "a100-80g, cpu, h100-sxm, h200; or a JSON file, as dtc "
+                   "calibrate writes)");
   EXPECT_TRUE(failed(loadDeviceProfile("/nonexistent/p.json", error)));
   EXPECT_NE(error.find("cannot read device profile file "
                        "'/nonexistent/p.json'"),
@@ -434,6 +438,39 @@ TEST(DeviceProfileTest, BuiltinsAndFiles) {
   EXPECT_TRUE(failed(loadDeviceProfile(path, error)));
   EXPECT_NE(error.find("is not valid JSON"), std::string::npos) << error;
   llvm::sys::fs::remove(path);
+}
+
+TEST(DeviceProfileTest, ProfilePath) {
+  // A folder of DTC_PROFILE_PATH adds profiles by name, ahead of the
+  // built-in ones (a calibrated cpu.json replaces the built-in cpu).
+  SmallString<128> folder;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("profiles", folder));
+  for (StringRef name : {"fast", "cpu"}) {
+    DeviceProfile p = testProfile();
+    p.name = name.str();
+    p.peakGemmFlops = 4.2e15;
+    SmallString<128> file(folder);
+    llvm::sys::path::append(file, name + ".json");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+    os << toJson(p);
+  }
+  ASSERT_EQ(setenv("DTC_PROFILE_PATH",
+                   ("/nonexistent:" + folder.str().str()).c_str(), 1),
+            0);
+  std::string error;
+  for (StringRef name : {"fast", "cpu"}) {
+    FailureOr<DeviceProfile> p = loadDeviceProfile(name, error);
+    ASSERT_TRUE(succeeded(p)) << error;
+    EXPECT_EQ(p->name, name.str());
+    EXPECT_DOUBLE_EQ(p->peakGemmFlops, 4.2e15);
+  }
+  EXPECT_EQ(builtinDeviceProfileNames(),
+            "a100-40g, a100-80g, cpu, fast, h100-sxm, h200");
+  unsetenv("DTC_PROFILE_PATH");
+  EXPECT_EQ(loadDeviceProfile("cpu", error)->peakGemmFlops, 207.5e9);
+  EXPECT_TRUE(failed(loadDeviceProfile("fast", error)));
+  llvm::sys::fs::remove_directories(folder);
 }
 
 } // namespace
