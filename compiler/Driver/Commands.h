@@ -208,6 +208,9 @@ struct CalibrateCommandOptions {
   std::string output = "-";
   /// OpenMP threads to measure with (0: OpenMP's default).
   int64_t threads = 0;
+  /// --mpi-ranks: "2,4" (rank counts to time MPI all-reduces over), "none",
+  /// or "" (the default: 2 and 4 when mpirun is found).
+  std::string mpiRanks;
 };
 int runCalibrateCommand(const CalibrateCommandOptions &options);
 

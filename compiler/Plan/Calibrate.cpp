@@ -171,7 +171,10 @@ FailureOr<DeviceProfile> mlir::dtc::calibrateCpu(int threads,
     DeviceProfile builtin = *loadDeviceProfile("cpu", ignored);
     p.intraNode = builtin.intraNode;
     p.interNode = builtin.interNode;
-    p.devicesPerNode = builtin.devicesPerNode;
+    // Ranks of `threads` threads each that fit on the cores.
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    p.devicesPerNode = cores > 0 ? std::max<int64_t>(1, cores / threads)
+                                 : builtin.devicesPerNode;
     p.networkEfficiency = builtin.networkEfficiency;
     long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
     p.memoryCapacity = pages > 0 && pageSize > 0

@@ -34,6 +34,19 @@ namespace mlir::dtc {
 FailureOr<DeviceProfile> calibrateCpu(int threads, llvm::raw_ostream &log,
                                       std::string &error);
 
+/// Times the runtime's all-reduce between processes of this machine:
+/// `mpirun --oversubscribe -np N dtc-comm-bench` (the tool beside this
+/// executable, over the channels and ring collectives generated programs
+/// use) for each N of `ranks`, from 8 B to 16 MiB. Records the medians in
+/// `p.allReduceSamples` and fits each N's alpha-beta link to them (the
+/// ring's t = 2(N-1) latency + 2(N-1)/N bytes / bandwidth, least squares in
+/// relative error): the largest N within p.devicesPerNode sets
+/// p.intraNode, the largest N beyond it (ranks sharing cores) p.interNode;
+/// the network efficiency becomes 1 (the bandwidth is what collectives
+/// reach). `log` gets one line per N.
+LogicalResult calibrateMpi(ArrayRef<int64_t> ranks, DeviceProfile &p,
+                           llvm::raw_ostream &log, std::string &error);
+
 } // namespace mlir::dtc
 
 #endif // DTC_COMPILER_PLAN_CALIBRATE_H

@@ -476,6 +476,12 @@ llvm::json::Value mlir::dtc::toJson(const DeviceProfile &p) {
     if (link->bandwidth > 0)
       o[key] = Object{{"bandwidth_bytes_per_s", link->bandwidth},
                       {"latency_s", link->latencyS}};
+  if (!p.allReduceSamples.empty()) {
+    llvm::json::Array samples;
+    for (const DeviceProfile::AllReduceSample &s : p.allReduceSamples)
+      samples.push_back(llvm::json::Array{s.ranks, s.bytes, s.seconds});
+    o["mpi_all_reduce"] = std::move(samples);
+  }
   return o;
 }
 
@@ -603,6 +609,31 @@ mlir::dtc::parseDeviceProfile(const llvm::json::Value &value,
                       true, false)) ||
         failed(number(*lo, "latency_s", where, link->latencyS, true, true)))
       return failure();
+  }
+  // Measured all-reduces: [ranks, bytes, seconds] triples.
+  if (const llvm::json::Value *v = o->get("mpi_all_reduce")) {
+    const llvm::json::Array *rows = v->getAsArray();
+    if (!rows) {
+      error = "field \"mpi_all_reduce\" must be an array of [ranks, bytes, "
+              "seconds]";
+      return failure();
+    }
+    for (const llvm::json::Value &row : *rows) {
+      const llvm::json::Array *r = row.getAsArray();
+      std::optional<double> ranks, bytes, seconds;
+      if (r && r->size() == 3) {
+        ranks = (*r)[0].getAsNumber();
+        bytes = (*r)[1].getAsNumber();
+        seconds = (*r)[2].getAsNumber();
+      }
+      if (!ranks || !bytes || !seconds || *ranks < 2 ||
+          *ranks != std::floor(*ranks) || *bytes <= 0 || *seconds <= 0) {
+        error = "field \"mpi_all_reduce\" must be an array of [ranks (2 or "
+                "more), bytes, seconds] with positive bytes and seconds";
+        return failure();
+      }
+      p.allReduceSamples.push_back({int64_t(*ranks), *bytes, *seconds});
+    }
   }
   return p;
 }

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::dtc {
 
@@ -118,6 +119,13 @@ struct DeviceProfile {
   /// The fraction of a link's bandwidth collectives reach (nccl-tests'
   /// bus bandwidth over the link's).
   double networkEfficiency = 1;
+  /// Measured all-reduces (dtc calibrate --mpi-ranks): the median seconds
+  /// of `bytes` over `ranks` ranks; the links above are fitted to them.
+  struct AllReduceSample {
+    int64_t ranks = 0;
+    double bytes = 0, seconds = 0;
+  };
+  std::vector<AllReduceSample> allReduceSamples;
 };
 
 /// The kinds of collective the alpha-beta model prices.

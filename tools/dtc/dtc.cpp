@@ -293,6 +293,12 @@ static cl::opt<int64_t>
                      cl::desc("Threads to measure with (default: OpenMP's, "
                               "OMP_NUM_THREADS)"),
                      cl::value_desc("N"), cl::init(0), cl::sub(calibrateCmd));
+static cl::opt<std::string> calibrateMpiRanks(
+    "mpi-ranks",
+    cl::desc("Rank counts to time the runtime's MPI all-reduce over, under "
+             "mpirun (default: 2,4 when mpirun is found; none: keep the "
+             "built-in links)"),
+    cl::value_desc("N,N,...|none"), cl::init(""), cl::sub(calibrateCmd));
 
 static cl::opt<std::string> trainModelPath(cl::Positional,
                                            cl::desc("MODEL.onnx"), cl::Required,
@@ -665,6 +671,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     options.threads = calibrateThreads;
+    options.mpiRanks = calibrateMpiRanks;
     return runCalibrateCommand(options);
   }
   if (testOnnxCmd) {
