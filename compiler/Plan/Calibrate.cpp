@@ -175,6 +175,7 @@ FailureOr<DeviceProfile> mlir::dtc::calibrateCpu(int threads,
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     p.devicesPerNode = cores > 0 ? std::max<int64_t>(1, cores / threads)
                                  : builtin.devicesPerNode;
+    p.coresPerNode = cores > 0 ? cores : 0;
     p.networkEfficiency = builtin.networkEfficiency;
     long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
     p.memoryCapacity = pages > 0 && pageSize > 0

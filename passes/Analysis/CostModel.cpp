@@ -388,7 +388,14 @@ double mlir::dtc::estimateOpSeconds(Operation *op, const DeviceProfile &p) {
   }
   double bandwidth = p.memoryBandwidth * p.efficiency.memory;
   double memory = bandwidth > 0 ? operandAndResultBytes(op) / bandwidth : 0;
-  return std::max(compute, memory) + p.kernelOverheadS;
+  return (std::max(compute, memory) + p.kernelOverheadS) * coreSharing(p);
+}
+
+double mlir::dtc::coreSharing(const DeviceProfile &p) {
+  if (p.coresPerNode <= 0)
+    return 1;
+  return std::max(1.0, double(p.devicesPerNode * p.threads) /
+                           double(p.coresPerNode));
 }
 
 //===----------------------------------------------------------------------===//
@@ -468,6 +475,8 @@ llvm::json::Value mlir::dtc::toJson(const DeviceProfile &p) {
                                  {"network", p.networkEfficiency}}},
            {"memory_bytes", p.memoryCapacity},
            {"devices_per_node", p.devicesPerNode}};
+  if (p.coresPerNode > 0)
+    o["cores_per_node"] = p.coresPerNode;
   // A link without a bandwidth (a profile that prices no communication)
   // is left out, as parseDeviceProfile reads it.
   for (auto [key, link] : {std::pair<StringRef, const DeviceProfile::Link *>{
@@ -593,6 +602,14 @@ mlir::dtc::parseDeviceProfile(const llvm::json::Value &value,
     return failure();
   }
   p.devicesPerNode = int64_t(perNode);
+  double cores = 0;
+  if (failed(number(*o, "cores_per_node", "", cores, false, false)))
+    return failure();
+  if (cores != std::floor(cores) || cores > 1e7) {
+    error = "field \"cores_per_node\" must be a positive integer";
+    return failure();
+  }
+  p.coresPerNode = int64_t(cores);
   for (auto [key, link] :
        {std::pair<StringRef, DeviceProfile::Link *>{"intra_node", &p.intraNode},
         {"inter_node", &p.interNode}}) {

@@ -116,6 +116,10 @@ struct DeviceProfile {
   /// node.
   Link intraNode, interNode;
   int64_t devicesPerNode = 1;
+  /// Cores of a node (0: not stated). When a node's devices (ranks) times
+  /// their threads exceed its cores, they share them: every kernel takes
+  /// that many times longer (ranks oversubscribing a CPU host).
+  int64_t coresPerNode = 0;
   /// The fraction of a link's bandwidth collectives reach (nccl-tests'
   /// bus bandwidth over the link's).
   double networkEfficiency = 1;
@@ -142,8 +146,13 @@ double estimateCollectiveSeconds(CollectiveKind kind, int64_t groupSize,
                                  const DeviceProfile::Link &link,
                                  double networkEfficiency);
 
+/// How many times longer kernels take because a node's devices share its
+/// cores: devicesPerNode x threads / coresPerNode, at least 1.
+double coreSharing(const DeviceProfile &p);
+
 /// Roofline time of `op` on `p`: max(compute seconds, bytes / (bandwidth x
-/// memory efficiency)) + the kernel overhead for kernel ops. Compute seconds
+/// memory efficiency)) + the kernel overhead for kernel ops, times
+/// coreSharing(p). Compute seconds
 /// are FLOPs over peak x efficiency of the op's class; a region's ops each
 /// count at their own class's rate.
 double estimateOpSeconds(Operation *op, const DeviceProfile &p);

@@ -10,6 +10,11 @@ predicted ranking of plans matching the measured one. This script
    rank, as the runs below use), unless --profile names a profile;
 2. exports the examples (examples/*/make_example.py, training data);
 3. for each plan, compiles it with --device-profile (the prediction:
+   at a rank count beyond the profile's devices_per_node, a copy of the
+   profile that says this host runs all N ranks: devices_per_node N, so
+   that they share cores_per_node (the cost model slows every kernel by
+   N x threads / cores), and the link fitted to the profile's measured
+   all-reduces over N ranks (mpi_all_reduce), when it has them;
    plan.json's predicted.step_time_s, and its split into compute and
    exposed communication), runs `mpirun -np N OUT/train` with
    OMP_NUM_THREADS=1 for --steps steps and takes the median step_time_s
@@ -77,6 +82,41 @@ def run(cmd, env=None):
     return result.stdout
 
 
+def ring_fit(samples, n):
+    """The alpha-beta link of all-reduces over n ranks (as dtc calibrate
+    fits it: t = 2(n-1) alpha + 2(n-1)/n bytes / beta, least squares in
+    relative error), or None without samples."""
+    points = [(b, t) for r, b, t in samples if r == n]
+    if len(points) < 2:
+        return None
+    sw = sx = sy = sxx = sxy = 0.0
+    for b, t in points:
+        w = 1 / (t * t)
+        sw, sx, sy = sw + w, sx + w * b, sy + w * t
+        sxx, sxy = sxx + w * b * b, sxy + w * b * t
+    slope = (sw * sxy - sx * sy) / (sw * sxx - sx * sx)
+    intercept = (sy - slope * sx) / sw
+    return {"latency_s": max(intercept, 0) / (2 * (n - 1)),
+            "bandwidth_bytes_per_s": 2 * (n - 1) / n / max(slope, 1e-18)}
+
+
+def host_profile(profile, ranks, tmp):
+    """`profile`, or for more ranks than its devices_per_node a copy that
+    puts them all on this host (see step 3 above)."""
+    with open(profile) as f:
+        p = json.load(f)
+    if ranks <= p.get("devices_per_node", 1):
+        return profile
+    p["devices_per_node"] = ranks
+    link = ring_fit(p.get("mpi_all_reduce", []), ranks)
+    if link:
+        p["intra_node"] = link
+    path = os.path.join(tmp, f"profile-{ranks}-ranks.json")
+    with open(path, "w") as f:
+        json.dump(p, f)
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dtc", default=os.path.join(ROOT, "build", "bin",
@@ -111,8 +151,10 @@ def main():
                 exported[key] = out
             model = exported[key]
             out = os.path.join(tmp, name)
+            plan_profile = host_profile(profile, ranks, tmp)
             run([args.dtc, "compile", os.path.join(model, "model.onnx"), "-o",
-                 out, "--optimizer", "adamw", "--device-profile", profile] +
+                 out, "--optimizer", "adamw", "--device-profile",
+                 plan_profile] +
                 flags, env=env)
             with open(os.path.join(out, "plan.json")) as f:
                 predicted = json.load(f)["predicted"]
