@@ -270,6 +270,25 @@ void reduce(ncclDataType_t t, ncclRedOp_t op, int n, Part part, uint8_t *out,
   }
 }
 
+/// Runs a collective `what` over `count` elements `step` at a time: for
+/// each chunk [at, at + m), `write` fills this rank's slot, the ranks meet,
+/// `read` takes what it needs of every slot, and they meet again before
+/// the slots are reused.
+template <typename Write, typename Read>
+bool inChunks(Comm &c, const char *what, size_t count, size_t step, Write write,
+              Read read) {
+  for (size_t at = 0; at < count; at += step) {
+    size_t m = std::min(step, count - at);
+    write(at, m);
+    if (!barrier(c, what))
+      return false;
+    read(at, m);
+    if (!barrier(c, what))
+      return false;
+  }
+  return true;
+}
+
 } // namespace dtcemu::nccl
 
 typedef dtcemu::nccl::Comm *ncclComm_t;
@@ -328,17 +347,17 @@ inline ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
   size_t es = typeBytes(type), step = kSlotBytes / es;
   auto *in = static_cast<const uint8_t *>(send);
   auto *out = static_cast<uint8_t *>(recv);
-  for (size_t at = 0; at < count; at += step) {
-    size_t m = std::min(step, count - at);
-    std::memcpy(c->slot(c->rank), in + at * es, m * es);
-    if (!barrier(*c, "all_reduce"))
-      return ncclRemoteError;
-    reduce(
-        type, op, c->size, [&](int r) { return c->slot(r); }, out + at * es, m);
-    if (!barrier(*c, "all_reduce"))
-      return ncclRemoteError;
-  }
-  return ncclSuccess;
+  bool ok = inChunks(
+      *c, "all_reduce", count, step,
+      [&](size_t at, size_t m) {
+        std::memcpy(c->slot(c->rank), in + at * es, m * es);
+      },
+      [&](size_t at, size_t m) {
+        reduce(
+            type, op, c->size, [&](int r) { return c->slot(r); }, out + at * es,
+            m);
+      });
+  return ok ? ncclSuccess : ncclRemoteError;
 }
 
 /// `send` holds size * recvcount elements; `recv` gets this rank's block of
@@ -352,21 +371,20 @@ inline ncclResult_t ncclReduceScatter(const void *send, void *recv,
   size_t step = kSlotBytes / es / n;
   auto *in = static_cast<const uint8_t *>(send);
   auto *out = static_cast<uint8_t *>(recv);
-  for (size_t at = 0; at < recvcount; at += step) {
-    size_t m = std::min(step, recvcount - at);
-    for (size_t g = 0; g < n; ++g)
-      std::memcpy(c->slot(c->rank) + g * m * es, in + (g * recvcount + at) * es,
-                  m * es);
-    if (!barrier(*c, "reduce_scatter"))
-      return ncclRemoteError;
-    reduce(
-        type, op, c->size,
-        [&](int r) { return c->slot(r) + size_t(c->rank) * m * es; },
-        out + at * es, m);
-    if (!barrier(*c, "reduce_scatter"))
-      return ncclRemoteError;
-  }
-  return ncclSuccess;
+  bool ok = inChunks(
+      *c, "reduce_scatter", recvcount, step,
+      [&](size_t at, size_t m) {
+        for (size_t g = 0; g < n; ++g)
+          std::memcpy(c->slot(c->rank) + g * m * es,
+                      in + (g * recvcount + at) * es, m * es);
+      },
+      [&](size_t at, size_t m) {
+        reduce(
+            type, op, c->size,
+            [&](int r) { return c->slot(r) + size_t(c->rank) * m * es; },
+            out + at * es, m);
+      });
+  return ok ? ncclSuccess : ncclRemoteError;
 }
 
 /// `send` holds sendcount elements; `recv` gets every rank's, in rank order
@@ -378,17 +396,17 @@ inline ncclResult_t ncclAllGather(const void *send, void *recv,
   size_t es = typeBytes(type), step = kSlotBytes / es;
   auto *in = static_cast<const uint8_t *>(send);
   auto *out = static_cast<uint8_t *>(recv);
-  for (size_t at = 0; at < sendcount; at += step) {
-    size_t m = std::min(step, sendcount - at);
-    std::memcpy(c->slot(c->rank), in + at * es, m * es);
-    if (!barrier(*c, "all_gather"))
-      return ncclRemoteError;
-    for (int r = 0; r < c->size; ++r)
-      std::memcpy(out + (size_t(r) * sendcount + at) * es, c->slot(r), m * es);
-    if (!barrier(*c, "all_gather"))
-      return ncclRemoteError;
-  }
-  return ncclSuccess;
+  bool ok = inChunks(
+      *c, "all_gather", sendcount, step,
+      [&](size_t at, size_t m) {
+        std::memcpy(c->slot(c->rank), in + at * es, m * es);
+      },
+      [&](size_t at, size_t m) {
+        for (int r = 0; r < c->size; ++r)
+          std::memcpy(out + (size_t(r) * sendcount + at) * es, c->slot(r),
+                      m * es);
+      });
+  return ok ? ncclSuccess : ncclRemoteError;
 }
 
 inline ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *result) {

@@ -423,17 +423,20 @@ struct StridedRead {
   int64_t strides[dtck::kMaxRank] = {};
 };
 
+/// The offset of element i of the contiguous side in the strided one.
+DTCK_HD inline int64_t stridedOffset(const StridedRead &view, int64_t i) {
+  int64_t offset = 0;
+  for (int d = view.rank - 1; d >= 0; --d) {
+    offset += (i % view.dims[d]) * view.strides[d];
+    i /= view.dims[d];
+  }
+  return offset;
+}
+
 template <typename T>
 __global__ void stridedCopyKernel(int64_t n, StridedRead read, const T *x,
                                   T *y) {
-  DTCG_GRID_STRIDE(i, n) {
-    int64_t rest = i, offset = 0;
-    for (int d = read.rank - 1; d >= 0; --d) {
-      offset += (rest % read.dims[d]) * read.strides[d];
-      rest /= read.dims[d];
-    }
-    y[i] = x[offset];
-  }
+  DTCG_GRID_STRIDE(i, n) { y[i] = x[stridedOffset(read, i)]; }
 }
 
 /// Result dimension d is operand dimension perm[d].
@@ -493,14 +496,7 @@ inline void broadcast(const Shape &in, const Shape &out, const T *x, T *y) {
 template <typename T>
 __global__ void stridedWriteKernel(int64_t n, StridedRead write, const T *g,
                                    T *y) {
-  DTCG_GRID_STRIDE(i, n) {
-    int64_t rest = i, offset = 0;
-    for (int d = write.rank - 1; d >= 0; --d) {
-      offset += (rest % write.dims[d]) * write.strides[d];
-      rest /= write.dims[d];
-    }
-    y[offset] = g[i];
-  }
+  DTCG_GRID_STRIDE(i, n) { y[stridedOffset(write, i)] = g[i]; }
 }
 
 /// The adjoint of slice, as dtck::sliceGrad: zeros but where the slice took
