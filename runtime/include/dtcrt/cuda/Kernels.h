@@ -457,21 +457,31 @@ inline void transpose(const Shape &in, const Shape &out, const T *x,
            x, y);
 }
 
+/// The elements a slice takes of `whole` (indices starts[d] + k *
+/// steps[d], `part`'s shape) as a strided view, from element `offset`.
+inline StridedRead sliceView(const Shape &whole, const Shape &part,
+                             const int64_t *starts, const int64_t *steps,
+                             int64_t &offset) {
+  int64_t strides[dtck::kMaxRank];
+  dtck::stridesOf(whole, strides);
+  StridedRead view;
+  view.rank = part.rank;
+  offset = 0;
+  for (int d = 0; d < part.rank; ++d) {
+    view.dims[d] = part.dims[d];
+    view.strides[d] = strides[d] * steps[d];
+    offset += starts[d] * strides[d];
+  }
+  return view;
+}
+
 /// Takes indices starts[d] + k * steps[d] in each dimension, as dtck::slice
 /// (a tensor-parallel rank's block of a weight, a fused projection's part).
 template <typename T>
 inline void slice(const Shape &in, const Shape &out, const T *x,
                   const int64_t *starts, const int64_t *steps, T *y) {
-  int64_t inStrides[dtck::kMaxRank];
-  dtck::stridesOf(in, inStrides);
-  StridedRead read;
-  read.rank = out.rank;
   int64_t offset = 0;
-  for (int d = 0; d < out.rank; ++d) {
-    read.dims[d] = out.dims[d];
-    read.strides[d] = inStrides[d] * steps[d];
-    offset += starts[d] * inStrides[d];
-  }
+  StridedRead read = sliceView(in, out, starts, steps, offset);
   int64_t n = out.numel();
   if (n > 0)
     launch("dtcg_slice", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
@@ -504,16 +514,8 @@ __global__ void stridedWriteKernel(int64_t n, StridedRead write, const T *g,
 template <typename T>
 inline void sliceGrad(const Shape &grad, const Shape &out, const T *g,
                       const int64_t *starts, const int64_t *steps, T *y) {
-  int64_t outStrides[dtck::kMaxRank];
-  dtck::stridesOf(out, outStrides);
-  StridedRead write;
-  write.rank = grad.rank;
   int64_t offset = 0;
-  for (int d = 0; d < grad.rank; ++d) {
-    write.dims[d] = grad.dims[d];
-    write.strides[d] = outStrides[d] * steps[d];
-    offset += starts[d] * outStrides[d];
-  }
+  StridedRead write = sliceView(out, grad, starts, steps, offset);
   check(cudaMemsetAsync(y, 0, size_t(out.numel()) * sizeof(T), stream()),
         "clearing a slice's gradient");
   int64_t n = grad.numel();
