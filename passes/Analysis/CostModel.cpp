@@ -116,10 +116,33 @@ double elementwiseWeight(Operation *op) {
 }
 
 /// Bytes of every operand and result of `op`.
+/// The bytes of `operand` that reading it through `uses` touches: a slice
+/// reads only the elements it takes; any other use reads the whole operand.
+template <typename Uses> double bytesRead(Value operand, Uses uses) {
+  double sliced = 0;
+  for (OpOperand &use : uses) {
+    auto slice = dyn_cast<dtg::SliceOp>(use.getOwner());
+    if (!slice)
+      return byteSize(operand.getType());
+    sliced += byteSize(slice.getResult().getType());
+  }
+  return std::min(sliced, byteSize(operand.getType()));
+}
+
+/// Bytes read plus bytes written. An operand read only through slices (a
+/// gradient bucket cut back into gradients; a fused kernel's strided view
+/// of part of an input) counts the elements the slices take.
 double operandAndResultBytes(Operation *op) {
   double bytes = 0;
-  for (Type t : op->getOperandTypes())
-    bytes += byteSize(t);
+  if (auto slice = dyn_cast<dtg::SliceOp>(op))
+    bytes += byteSize(slice.getResult().getType());
+  else if (op->getNumRegions() == 1 && !op->getRegion(0).empty() &&
+           op->getRegion(0).front().getNumArguments() == op->getNumOperands())
+    for (BlockArgument arg : op->getRegion(0).front().getArguments())
+      bytes += bytesRead(arg, arg.getUses());
+  else
+    for (Type t : op->getOperandTypes())
+      bytes += byteSize(t);
   for (Type t : op->getResultTypes())
     bytes += byteSize(t);
   return bytes;
