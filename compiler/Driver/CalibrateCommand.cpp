@@ -49,15 +49,23 @@ int mlir::dtc::runCalibrateCommand(const CalibrateCommandOptions &cmd) {
       calibrateCpu(int(cmd.threads), llvm::errs(), error);
   if (failed(profile))
     return reportError(error);
-  DeviceProfile measured;
   if (mpiRanks.empty() && !mpiExplicit)
     llvm::errs() << "  note: mpirun not found: the links stay the built-in "
                     "cpu profile's\n";
   if (!mpiRanks.empty()) {
-    measured = *profile;
-    if (failed(calibrateMpi(mpiRanks, measured, llvm::errs(), error))) {
-      if (mpiExplicit)
-        return reportError(error);
+    DeviceProfile measured = *profile;
+    if (succeeded(calibrateMpi(mpiRanks, measured, llvm::errs(), error))) {
+      std::string counts;
+      for (int64_t n : mpiRanks)
+        counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+      measured.source =
+          StringRef(measured.source).split("; links not measured").first.str() +
+          "; links fitted to MPI all-reduces over " + counts +
+          " ranks of this machine (mpi_all_reduce)";
+      *profile = std::move(measured);
+    } else if (mpiExplicit) {
+      return reportError(error);
+    } else {
       // The default measurement is best effort: say why it was skipped
       // (the first line of the error and of mpirun's message).
       SmallVector<StringRef> lines;
@@ -72,18 +80,7 @@ int mlir::dtc::runCalibrateCommand(const CalibrateCommandOptions &cmd) {
                    << lines.front()
                    << (reason.empty() ? "" : ": " + reason.str())
                    << "\n  note: the links stay the built-in cpu profile's\n";
-      mpiRanks.clear();
     }
-  }
-  if (!mpiRanks.empty()) {
-    *profile = measured;
-    std::string counts;
-    for (int64_t n : mpiRanks)
-      counts += (counts.empty() ? "" : ", ") + std::to_string(n);
-    profile->source =
-        StringRef(profile->source).split("; links not measured").first.str() +
-        "; links fitted to MPI all-reduces over " + counts +
-        " ranks of this machine (mpi_all_reduce)";
   }
   os << llvm::formatv("{0:2}", toJson(*profile)) << "\n";
   os.flush();
