@@ -196,6 +196,22 @@ LogicalResult importPRelu(NodeImporter &n) {
   return n.setOutput(0, *y);
 }
 
+/// Gelu (opset 20): exact (`approximate` = "none") or tanh-approximated.
+LogicalResult importGelu(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  std::string approximate = n.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return n.fail("attribute 'approximate' = '" + approximate +
+                  "' is not one of none, tanh");
+  FailureOr<Value> y =
+      n.make<dtg::GeluOp>(*x, n.boolAttr("approximate", approximate == "tanh"));
+  if (failed(y))
+    return failure();
+  return n.setOutput(0, *y);
+}
+
 LogicalResult importHardSwish(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
@@ -353,6 +369,7 @@ void mlir::dtc::onnx_import::registerElementwiseHandlers(
     return importActivation<dtg::ThresholdedReluOp>(n, {{"alpha", 1.0}});
   });
   registry.add("HardSwish", 14, importHardSwish);
+  registry.add("Gelu", 20, importGelu);
   registry.add("Mish", 1, importMish);
   registry.add("PRelu", 9, importPRelu);
   registry.add("Clip", 13, importClip);

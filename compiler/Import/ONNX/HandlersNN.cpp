@@ -2,12 +2,14 @@
 //
 // Contractions (MatMul, Gemm, Einsum), the softmax family (Softmax,
 // LogSoftmax, Hardmax), Dropout and the normalizations (BatchNormalization,
-// InstanceNormalization, LpNormalization, MeanVarianceNormalization, LRN,
-// LayerNormalization). Convolution and pooling are in HandlersConv.cpp.
+// InstanceNormalization, GroupNormalization, LpNormalization,
+// MeanVarianceNormalization, LRN, LayerNormalization). Convolution and pooling
+// are in HandlersConv.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/ONNX/HandlersNN.h"
+#include "compiler/Import/ONNX/HandlersShape.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
 
@@ -507,6 +509,75 @@ LogicalResult importInstanceNorm(NodeImporter &n) {
   return n.setOutput(0, *y);
 }
 
+/// GroupNormalization: x [N, C, D...] normalized over each of `num_groups`
+/// groups of C / num_groups channels (all their positions), then scaled and
+/// shifted per channel (opset 21: scale and bias [C]) or per group (opset
+/// 18: [num_groups], each value shared by its group's channels).
+LogicalResult importGroupNorm(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0), scale = n.input(1), bias = n.input(2);
+  if (failed(x) || failed(scale) || failed(bias))
+    return failure();
+  auto type = typeOf(*x);
+  if (type.getRank() < 3)
+    return n.fail("input must have rank at least 3 ([N, C, D...]), got " +
+                  Twine(type.getRank()));
+  int64_t groups = n.getInt("num_groups", 0);
+  int64_t channels = type.getDimSize(1);
+  if (groups <= 0 || channels % groups != 0)
+    return n.fail("attribute 'num_groups' = " + Twine(groups) +
+                  " does not divide the " + Twine(channels) + " channels");
+  if (n.getInt("stash_type", 1) != 1)
+    return n.unsupported("attribute 'stash_type' other than 1 (float)");
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t perGroup = channels / groups;
+  for (int64_t d : shape.drop_front(2))
+    perGroup *= d;
+  FailureOr<Value> grouped = n.reshape(*x, {shape[0], groups, perGroup});
+  if (failed(grouped))
+    return failure();
+  FailureOr<Value> normalized = n.make<dtg::LayerNormOp>(
+      {*grouped, n.scalar(type.getElementType(), 1.0)},
+      {n.i64Attr("axis", 2),
+       n.f64Attr("epsilon", n.getFloat("epsilon", 1e-5))});
+  if (failed(normalized))
+    return failure();
+  normalized = n.reshape(*normalized, shape);
+  if (failed(normalized))
+    return failure();
+  // Per-group parameters repeat over their group's channels.
+  auto perChannel = [&](Value param, StringRef name) -> FailureOr<Value> {
+    if (n.opset >= 21)
+      return channelParameter(n, param, channels, type.getRank(), name);
+    auto paramType = typeOf(param);
+    if (paramType.getRank() != 1 || paramType.getDimSize(0) != groups)
+      return n.fail("input '" + name +
+                    "' must be 1-D of size num_groups = " + Twine(groups));
+    FailureOr<Value> column = n.reshape(param, {groups, 1});
+    if (failed(column))
+      return failure();
+    FailureOr<Value> repeated =
+        shape::broadcastTo(n, *column, {groups, channels / groups});
+    if (failed(repeated))
+      return failure();
+    SmallVector<int64_t> target(type.getRank() - 1, 1);
+    target[0] = channels;
+    return n.reshape(*repeated, target);
+  };
+  FailureOr<Value> s = perChannel(*scale, "scale");
+  if (failed(s))
+    return failure();
+  FailureOr<Value> b = perChannel(*bias, "bias");
+  if (failed(b))
+    return failure();
+  FailureOr<Value> scaled = n.make<dtg::MulOp>({*normalized, *s});
+  if (failed(scaled))
+    return failure();
+  FailureOr<Value> y = n.make<dtg::AddOp>({*scaled, *b});
+  if (failed(y))
+    return failure();
+  return n.setOutput(0, *y);
+}
+
 /// LpNormalization: x divided by its L1 or L2 norm along the axis.
 LogicalResult importLpNorm(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
@@ -731,6 +802,7 @@ void mlir::dtc::onnx_import::registerNNHandlers(HandlerRegistry &registry) {
   registry.add("BatchNormalization", 14, importBatchNorm);
   registry.add("BatchNormalization", 15, importBatchNorm);
   registry.add("InstanceNormalization", 6, importInstanceNorm);
+  registry.add("GroupNormalization", 18, importGroupNorm);
   registry.add("LpNormalization", 1, importLpNorm);
   registry.add("MeanVarianceNormalization", 13, importMeanVarianceNorm);
   registry.add("LRN", 13, importLRN);

@@ -100,8 +100,8 @@ FailureOr<Value> applyFloatFunction(NodeImporter &n, Value x) {
   return n.castTo(*y, type);
 }
 
-/// The Reduce* ops. ReduceSum takes its axes as input #1 (opset 13); the
-/// others take the `axes` attribute (opsets up to 17). No axes means all
+/// The Reduce* ops. ReduceSum takes its axes as input #1 since opset 13, the
+/// others since opset 18 (the `axes` attribute before). No axes means all
 /// axes, unless noop_with_empty_axes makes it the identity.
 template <Reduction kind, bool axesInput = false>
 LogicalResult importReduce(NodeImporter &n) {
@@ -286,6 +286,15 @@ void mlir::dtc::onnx_import::registerReductionHandlers(
   registry.add("ReduceLogSum", 13, importReduce<Reduction::LogSum>);
   registry.add("ReduceLogSumExp", 13, importReduce<Reduction::LogSumExp>);
   registry.add("ReduceSumSquare", 13, importReduce<Reduction::SumSquare>);
+  registry.add("ReduceMean", 18, importReduce<Reduction::Mean, true>);
+  registry.add("ReduceMax", 18, importReduce<Reduction::Max, true>);
+  registry.add("ReduceMin", 18, importReduce<Reduction::Min, true>);
+  registry.add("ReduceProd", 18, importReduce<Reduction::Prod, true>);
+  registry.add("ReduceL1", 18, importReduce<Reduction::L1, true>);
+  registry.add("ReduceL2", 18, importReduce<Reduction::L2, true>);
+  registry.add("ReduceLogSum", 18, importReduce<Reduction::LogSum, true>);
+  registry.add("ReduceLogSumExp", 18, importReduce<Reduction::LogSumExp, true>);
+  registry.add("ReduceSumSquare", 18, importReduce<Reduction::SumSquare, true>);
 
   registry.add("ArgMax", 13, importArgReduce<dtg::ArgMaxOp>);
   registry.add("ArgMin", 13, importArgReduce<dtg::ArgMinOp>);

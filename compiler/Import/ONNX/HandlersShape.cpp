@@ -531,6 +531,19 @@ LogicalResult importSplit(NodeImporter &n) {
       return n.fail("input 'split' " + listText(sizes) + " sums to " +
                     Twine(total) + ", not to the size " + Twine(size) +
                     " of axis " + Twine(*axis));
+  } else if (n.hasAttr("num_outputs")) {
+    // Opset 18: parts of ceil(size / num_outputs), the last one smaller.
+    int64_t count = n.getInt("num_outputs", 0);
+    if (count != parts)
+      return n.fail("attribute 'num_outputs' = " + Twine(count) +
+                    " differs from the node's " + Twine(parts) + " outputs");
+    int64_t chunk = llvm::divideCeil(size, parts);
+    if (chunk * (parts - 1) >= size && size > 0)
+      return n.fail("axis " + Twine(*axis) + " of size " + Twine(size) +
+                    " leaves the last of " + Twine(parts) + " parts of size " +
+                    Twine(chunk) + " empty");
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::min(chunk, size - i * chunk));
   } else {
     if (size % parts != 0)
       return n.fail("axis " + Twine(*axis) + " of size " + Twine(size) +
@@ -696,6 +709,65 @@ LogicalResult importTile(NodeImporter &n) {
   return n.setOutput(0, *y);
 }
 
+/// Pad with mode 'wrap' (opset 19): each padded dimension of `x` becomes
+/// [the last `low` rows, the rows kept, the first `high` rows], with negative
+/// pads cropping first.
+LogicalResult importWrapPad(NodeImporter &n, Value x, ArrayRef<int64_t> pads) {
+  auto rank = static_cast<int64_t>(pads.size() / 2);
+  Value y = x;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t low = pads[d], high = pads[rank + d];
+    SmallVector<int64_t> shape(typeOf(y).getShape());
+    SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
+    // Crop first.
+    starts[d] = std::max<int64_t>(0, -low);
+    limits[d] = shape[d] - std::max<int64_t>(0, -high);
+    if (starts[d] > limits[d])
+      return n.fail("input 'pads' crops dimension " + Twine(d) + " of size " +
+                    Twine(shape[d]) + " below 0");
+    if (starts[d] != 0 || limits[d] != shape[d]) {
+      FailureOr<Value> cropped = slice(n, y, starts, limits, steps);
+      if (failed(cropped))
+        return failure();
+      y = *cropped;
+      shape[d] = limits[d] - starts[d];
+    }
+    low = std::max<int64_t>(0, low);
+    high = std::max<int64_t>(0, high);
+    if (low == 0 && high == 0)
+      continue;
+    if (low > shape[d] || high > shape[d])
+      return n.unsupported("wrap padding by " + Twine(std::max(low, high)) +
+                           " of dimension " + Twine(d) + " of size " +
+                           Twine(shape[d]) + " (more than its size)");
+    SmallVector<Value> parts;
+    starts.assign(rank, 0);
+    limits.assign(shape.begin(), shape.end());
+    if (low > 0) {
+      starts[d] = shape[d] - low;
+      FailureOr<Value> part = slice(n, y, starts, limits, steps);
+      if (failed(part))
+        return failure();
+      parts.push_back(*part);
+    }
+    parts.push_back(y);
+    if (high > 0) {
+      starts[d] = 0;
+      limits[d] = high;
+      FailureOr<Value> part = slice(n, y, starts, limits, steps);
+      if (failed(part))
+        return failure();
+      parts.push_back(*part);
+    }
+    FailureOr<Value> joined =
+        n.make<dtg::ConcatOp>(parts, n.i64Attr("axis", d));
+    if (failed(joined))
+      return failure();
+    y = *joined;
+  }
+  return n.setOutput(0, y);
+}
+
 LogicalResult importPad(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
@@ -703,25 +775,50 @@ LogicalResult importPad(NodeImporter &n) {
   ArrayRef<int64_t> shape = typeOf(*x).getShape();
   auto rank = static_cast<int64_t>(shape.size());
   std::string mode = n.getString("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return n.fail("attribute 'mode' = '" + mode +
-                  "' is not one of constant, reflect, edge");
-  FailureOr<SmallVector<int64_t>> pads = n.constantInts(1);
-  if (failed(pads))
+  bool wrap = mode == "wrap" && n.opset >= 19;
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && !wrap)
+    return n.fail("attribute 'mode' = '" + mode + "' is not one of constant, " +
+                  "reflect, edge" + (n.opset >= 19 ? ", wrap" : ""));
+  FailureOr<SmallVector<int64_t>> given = n.constantInts(1);
+  if (failed(given))
     return failure();
-  if (static_cast<int64_t>(pads->size()) != 2 * rank)
-    return n.fail("input 'pads' has " + Twine(pads->size()) +
-                  " entries for an input of rank " + Twine(rank) + " (needs " +
-                  Twine(2 * rank) + ")");
-  ArrayRef<int64_t> low = ArrayRef<int64_t>(*pads).take_front(rank);
-  ArrayRef<int64_t> high = ArrayRef<int64_t>(*pads).drop_front(rank);
+  // Opset 18: input #3 names the axes that `pads` pads (all by default).
+  SmallVector<int64_t> axes;
+  if (n.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> listed = n.constantInts(3);
+    if (failed(listed))
+      return failure();
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(n, *listed, rank, "input 'axes'");
+    if (failed(normalized))
+      return failure();
+    axes = std::move(*normalized);
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  auto count = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(given->size()) != 2 * count)
+    return n.fail("input 'pads' has " + Twine(given->size()) + " entries for " +
+                  (n.hasInput(3) ? Twine(count) + " axes"
+                                 : "an input of rank " + Twine(rank)) +
+                  " (needs " + Twine(2 * count) + ")");
+  SmallVector<int64_t> pads(2 * rank, 0);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    pads[axis] = (*given)[i];
+    pads[rank + axis] = (*given)[count + i];
+  }
+  if (wrap)
+    return importWrapPad(n, *x, pads);
+  ArrayRef<int64_t> low = ArrayRef<int64_t>(pads).take_front(rank);
+  ArrayRef<int64_t> high = ArrayRef<int64_t>(pads).drop_front(rank);
   SmallVector<int64_t> result;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t size = shape[d];
     if (llvm::AddOverflow(size, low[d], size) ||
         llvm::AddOverflow(size, high[d], size) || size < 0 ||
         size > kMaxTensorElements)
-      return n.fail("input 'pads' " + listText(*pads) + " gives dimension " +
+      return n.fail("input 'pads' " + listText(*given) + " gives dimension " +
                     Twine(d) + " of size " + Twine(shape[d]) +
                     " an invalid size");
     if (mode != "constant" && (low[d] > 0 || high[d] > 0) && shape[d] == 0)

@@ -18,6 +18,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
 #include <deque>
@@ -28,7 +29,7 @@ using namespace mlir::dtc::onnx_import;
 
 /// Oldest and newest opset of the default domain that dtc imports directly.
 static constexpr int64_t kMinOpset = 13;
-static constexpr int64_t kMaxOpset = 17;
+static constexpr int64_t kMaxOpset = 21;
 
 /// The part of a libonnx exception message that says what went wrong: its
 /// first line, without the "FILE:LINE: FUNCTION: Assertion `...` failed: "
@@ -326,6 +327,18 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
     if (failed(validator.checkForConverter(opset)))
       return report(kind);
     std::optional<std::string> error;
+    try {
+      // Some adapters (Softmax 12 -> 13 among them) need their operand's
+      // rank, which older exporters left for shape inference to find. Its
+      // own failures are not fatal here: what it could not type, the
+      // converter reports by name if it needs it.
+      onnx::ShapeInferenceOptions inference;
+      inference.check_type = false;
+      inference.error_mode = 0;
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), inference);
+    } catch (...) {
+    }
     try {
       model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
     } catch (const std::exception &e) {

@@ -86,12 +86,17 @@ def cases(out):
     for where, cut in (("header", 3), ("half", len(valid) // 2),
                        ("last-byte", len(valid) - 1)):
         yield "truncated-%s.onnx" % where, valid[:cut]
+    # As PyTorch 2's exporter writes them: opset 20, IR version 10.
+    yield "truncated-opset20.onnx", relu_model(
+        opset=20, ir_version=10).SerializeToString()[:-1]
 
     # Headers and opsets.
     no_graph = helper.make_model(helper.make_graph([], "g", [], []))
     no_graph.ClearField("graph")
     yield "no-graph.onnx", no_graph
     yield "opset99.onnx", relu_model(opset=99)
+    yield "opset22.onnx", relu_model(opset=22, ir_version=10)
+    yield "opset21.onnx", relu_model(opset=21, ir_version=10)
     yield "no-default-opset.onnx", relu_model(
         opsets=[helper.make_opsetid("com.example", 1)])
     yield "no-opset-import.onnx", relu_model(opsets=[])
@@ -138,6 +143,12 @@ def cases(out):
         [tensor_in("x", [2])], [tensor_in("y", None)],
         opsets=[helper.make_opsetid("", 13),
                 helper.make_opsetid("com.example", 1)])
+    yield "unknown-domain-opset20.onnx", model(
+        [helper.make_node("Gelu", ["x"], ["y"], name="gelu",
+                          domain="com.microsoft")],
+        [tensor_in("x", [2])], [tensor_in("y", None)], ir_version=10,
+        opsets=[helper.make_opsetid("", 20),
+                helper.make_opsetid("com.microsoft", 1)])
     yield "unknown-op.onnx", model(
         [helper.make_node("Frobnicate", ["x"], ["y"], name="frob")],
         [tensor_in("x", [2])], [tensor_in("y", None)])

@@ -1,0 +1,1 @@
+*By_zero_point
