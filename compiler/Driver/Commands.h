@@ -27,6 +27,8 @@ struct ShapeOptions {
   std::optional<int64_t> batch;
   /// NAME=DIMxDIM entries of --input-shape.
   std::vector<std::string> inputShapes;
+  /// --train-batchnorm (ImportOptions::trainBatchNorm).
+  bool trainBatchNorm = false;
 };
 
 struct ImportCommandOptions {

@@ -16,6 +16,23 @@ it to `main`, which parses the shared command line:
                     start instead of twelve; --ref-batch applies to the
                     dynamic ones)
   --print-ops       print the Counter of the export's node op types
+  --dynamo          export with PyTorch 2's default exporter
+                    (torch.onnx.export(..., dynamo=True): opset 20 by
+                    default, IR version 10, Gelu as one op, the opset-18
+                    forms of the reductions and Split) with optimize=False;
+                    eval mode only (torch.export traces inference:
+                    BatchNormalization in inference form, no Dropout; dtc's
+                    --train-batchnorm trains it as model.train() does).
+                    Under a PyTorch older than 2.5 the script reruns itself
+                    in a virtual environment with PyTorch 2 and onnxscript
+                    from PyPI ($DTC_TORCH2_VENV, default
+                    ~/.cache/dtc/venv-torch2), made on first use
+  --dynamo-optimize with --dynamo, also run the exporter's optimizer (its
+                    default): an inference model, not one to train. It
+                    folds BatchNormalization into the convolutions under
+                    the convolutions' names and a transposed weight into a
+                    new initializer, so a weight tied to it (the GPT's
+                    embedding and head) becomes two parameters
 
 DIR/ receives model.onnx, one NAME.npy per graph input (the data) and one
 NAME.npy per graph output (PyTorch's result for that data), NAME being the
@@ -39,6 +56,9 @@ import torch
 
 #: The opsets --all-variants exports at.
 ALL_OPSETS = (13, 14, 17)
+#: What PyTorch 2's exporter is pinned to in the virtual environment that
+#: --dynamo makes (the newest releases on PyPI when none is given).
+TORCH2_PACKAGES = ("torch", "onnxscript", "onnx", "numpy")
 
 
 class Example:
@@ -67,9 +87,11 @@ def _parse_args(example, argv):
         description="Exports the %s example to ONNX with PyTorch's reference "
         "outputs." % example.name)
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--opset", type=int, default=17,
-                        choices=range(13, 18), metavar="{13..17}",
-                        help="ONNX opset version (default 17)")
+    parser.add_argument("--opset", type=int, default=None,
+                        choices=range(13, 22), metavar="{13..21}",
+                        help="ONNX opset version (default 17; with --dynamo "
+                        "the exporter's default; 18 and later need "
+                        "--dynamo)")
     parser.add_argument("--training", action="store_true",
                         help="export in TrainingMode.TRAINING")
     parser.add_argument("--static", action="store_true",
@@ -91,7 +113,25 @@ def _parse_args(example, argv):
                         ", ".join(map(str, ALL_OPSETS)))
     parser.add_argument("--print-ops", action="store_true",
                         help="print a Counter of the export's node op types")
+    parser.add_argument("--dynamo", action="store_true",
+                        help="export with PyTorch 2's default exporter "
+                        "(dynamo=True, optimize=False; eval mode; reruns "
+                        "under a virtual environment with PyTorch 2 if "
+                        "this one is older)")
+    parser.add_argument("--dynamo-optimize", action="store_true",
+                        help="with --dynamo, also run the exporter's "
+                        "optimizer (for inference: it changes parameters)")
     args = parser.parse_args(argv)
+    if args.dynamo_optimize and not args.dynamo:
+        parser.error("--dynamo-optimize needs --dynamo")
+    if args.dynamo and (args.training or args.all_variants):
+        parser.error("--dynamo exports the eval-mode model only (drop %s)" %
+                     ("--training" if args.training else "--all-variants"))
+    if args.opset is not None and args.opset > 17 and not args.dynamo:
+        parser.error("opset %d needs --dynamo (PyTorch's TorchScript-based "
+                     "exporter writes up to 17 here)" % args.opset)
+    if args.opset is None and not args.dynamo:
+        args.opset = 17
     for batch in [args.batch] + args.ref_batch:
         if batch < 1:
             parser.error("batch sizes must be positive, got %d" % batch)
@@ -125,14 +165,16 @@ def _reference(model, training, inputs):
     return outputs
 
 
-def _check_export(path, state, buffers):
+def _check_export(path, state, buffers, folded=False):
     """Loads the export back, makes sure its initializers hold the weights the
     references were computed with, and runs ONNX's checker and shape inference.
 
     Tracing in training mode runs the forward once, and training-mode
     BatchNorm updates its running statistics as it does so: buffers that moved
     are put back to their values before the export, so that the file holds the
-    model's initial state. A parameter that differs is an error.
+    model's initial state. A parameter that differs is an error, unless
+    `folded` (the dynamo exporter's optimizer folded BatchNormalization into
+    the convolutions' weights, under their names).
     """
     model = onnx.load(path)
     restored = False
@@ -141,6 +183,8 @@ def _check_export(path, state, buffers):
             continue
         want = state[init.name].numpy()
         if np.array_equal(onnx.numpy_helper.to_array(init), want):
+            continue
+        if folded:
             continue
         if init.name not in buffers:
             sys.exit("error: initializer %s differs from the model's weights"
@@ -182,6 +226,43 @@ def _export_variant(example, model, state, args, out, opset, training,
             if output.dim() > 0:
                 dynamic_axes[name] = {0: "batch"}
     path = os.path.join(out, "model.onnx")
+    if args.dynamo:
+        _export_dynamo(example, model, inputs, path, opset, static,
+                       args.dynamo_optimize)
+    else:
+        _export_torchscript(example, model, inputs, path, opset, training,
+                            dynamic_axes)
+    buffers = {name for name, _ in model.named_buffers()}
+    exported = _check_export(path, state, buffers, args.dynamo_optimize)
+    if args.print_ops:
+        counter = collections.Counter(n.op_type for n in exported.graph.node)
+        print("%s %s: %s" % (example.name,
+                             "dynamo" if args.dynamo else
+                             _variant_name(opset, training, static),
+                             dict(sorted(counter.items()))))
+
+
+def _export_dynamo(example, model, inputs, path, opset, static, optimize):
+    """torch.onnx.export(dynamo=True) as a user calls it, with the batch axis
+    dynamic unless `static`."""
+    kwargs = {}
+    if opset is not None:
+        kwargs["opset_version"] = opset
+    if not static:
+        batch = torch.export.Dim("batch")
+        kwargs["dynamic_shapes"] = tuple({0: batch} for _ in inputs)
+    exported = copy.deepcopy(model)
+    exported.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(exported, tuple(inputs), path, dynamo=True,
+                          input_names=example.input_names,
+                          output_names=example.output_names,
+                          optimize=optimize, **kwargs)
+
+
+def _export_torchscript(example, model, inputs, path, opset, training,
+                        dynamic_axes):
     mode = (torch.onnx.TrainingMode.TRAINING if training
             else torch.onnx.TrainingMode.EVAL)
     with warnings.catch_warnings():
@@ -194,13 +275,30 @@ def _export_variant(example, model, state, args, out, opset, training,
                           opset_version=opset, training=mode,
                           do_constant_folding=False,
                           dynamic_axes=dynamic_axes)
-    buffers = {name for name, _ in model.named_buffers()}
-    exported = _check_export(path, state, buffers)
-    if args.print_ops:
-        counter = collections.Counter(n.op_type for n in exported.graph.node)
-        print("%s %s: %s" % (example.name,
-                             _variant_name(opset, training, static),
-                             dict(sorted(counter.items()))))
+
+
+def rerun_under_torch2(argv):
+    """With --dynamo under a PyTorch without the dynamo exporter (Debian's
+    1.13), reruns this script with the same arguments under the Python of a
+    virtual environment with PyTorch 2 and onnxscript, made on first use.
+    Returns only when no rerun is needed."""
+    version = tuple(int(v) for v in torch.__version__.split(".")[:2])
+    if "--dynamo" not in argv or version >= (2, 5):
+        return
+    venv = os.environ.get("DTC_TORCH2_VENV") or os.path.join(
+        os.path.expanduser("~"), ".cache", "dtc", "venv-torch2")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.isfile(python):
+        print("--dynamo: making %s with %s from PyPI (PyTorch %s here has no "
+              "dynamo exporter; a few GB)" % (venv, ", ".join(TORCH2_PACKAGES),
+                                              torch.__version__),
+              file=sys.stderr)
+        import subprocess
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet"] +
+                       list(TORCH2_PACKAGES), check=True)
+    sys.stdout.flush()
+    os.execv(python, [python, os.path.abspath(sys.argv[0])] + sys.argv[1:])
 
 
 def main(example, argv=None):

@@ -694,6 +694,7 @@ def example_main(spec, argv=None):
     import export  # examples/common, on the path of every make_example.py
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    export.rerun_under_torch2(argv)
     own_parser = _training_parser()
     own, rest = own_parser.parse_known_args(argv)
     if "-h" in rest or "--help" in rest:

@@ -62,6 +62,13 @@ static cl::list<std::string>
                 cl::value_desc("NAME=DIMxDIM"), cl::sub(importCmd),
                 cl::sub(interpretCmd), cl::sub(interpretTrainCmd),
                 cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd));
+static cl::opt<bool> trainBatchNorm(
+    "train-batchnorm",
+    cl::desc("Train BatchNormalization exported in inference mode (PyTorch "
+             "2's exporter: eval mode only) with batch statistics and "
+             "running-statistics updates, as PyTorch's model.train()"),
+    cl::sub(importCmd), cl::sub(interpretCmd), cl::sub(interpretTrainCmd),
+    cl::sub(compileCmd), cl::sub(planCmd), cl::sub(autotuneCmd));
 static cl::opt<bool> noCleanup("no-cleanup",
                                cl::desc("Print the importer's output before "
                                         "the clean-up pipeline"),
@@ -465,6 +472,7 @@ static ShapeOptions shapeOptions() {
   if (batch.getNumOccurrences())
     shapes.batch = batch;
   shapes.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  shapes.trainBatchNorm = trainBatchNorm;
   return shapes;
 }
 

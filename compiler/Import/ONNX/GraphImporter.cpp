@@ -187,6 +187,13 @@ Value GraphImporter::lookup(StringRef name, Location loc) {
   auto it = values.find(name);
   if (it != values.end())
     return it->second;
+  if (sequences.count(name)) {
+    failureKind = ImportFailure::Unsupported;
+    emitError(loc, "'") << name
+                        << "' is a sequence, which only the sequence ops "
+                           "(SequenceAt, ConcatFromSequence, ...) may read";
+    return nullptr;
+  }
   auto init = initializers.find(name.str());
   if (init != initializers.end()) {
     Initializer &initializer = init->second;
@@ -296,7 +303,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   if (failed(handler(importer)))
     return failure();
   for (auto [i, name] : llvm::enumerate(node.output()))
-    if (!name.empty() && !values.count(name)) {
+    if (!name.empty() && !values.count(name) && !sequences.count(name)) {
       failureKind = ImportFailure::Unsupported;
       return emitError(loc, "output #")
              << i << " ('" << name << "') of " << node.op_type()
@@ -328,6 +335,12 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   for (const onnx::ValueInfoProto &output : model.graph().output()) {
+    if (sequences.count(output.name())) {
+      failureKind = ImportFailure::Unsupported;
+      return emitError(fileLoc, "graph output '")
+             << output.name() << "' is a sequence, which dtc does not "
+             << "support as an output";
+    }
     Value value = lookup(output.name(), fileLoc);
     if (!value)
       return failure();

@@ -77,6 +77,9 @@ private:
   Block *body = nullptr;
 
   llvm::StringMap<Value> values;
+  /// Sequences (SplitToSequence, SequenceConstruct, ...): lists of tensors
+  /// known while importing, which only sequence ops read.
+  llvm::StringMap<SmallVector<Value>> sequences;
   std::map<std::string, Initializer> initializers;
   llvm::StringMap<GraphInput> inputs;
   /// Initializers that are BatchNormalization running statistics.

@@ -388,7 +388,8 @@ LogicalResult importDropout(NodeImporter &n) {
 
 /// BatchNormalization. From opset 14, `training_mode` selects batch
 /// statistics and the running-statistics outputs; at opset 13 (version 9)
-/// asking for any of the outputs after Y is training mode.
+/// asking for any of the outputs after Y is training mode. --train-batchnorm
+/// makes every one training mode.
 LogicalResult importBatchNorm(NodeImporter &n) {
   SmallVector<Value> operands;
   for (unsigned i = 0; i < 5; ++i) {
@@ -413,6 +414,7 @@ LogicalResult importBatchNorm(NodeImporter &n) {
   } else {
     training = wantsStatistics || n.hasOutput(3) || n.hasOutput(4);
   }
+  training |= n.options().trainBatchNorm;
   if (!training) {
     FailureOr<Value> y = n.make<dtg::BatchNormInferenceOp>(
         operands, n.f64Attr("epsilon", epsilon));

@@ -263,6 +263,24 @@ bool NodeImporter::hasOutput(unsigned i) const {
   return static_cast<int>(i) < node.output_size() && !node.output(i).empty();
 }
 
+FailureOr<SmallVector<Value>> NodeImporter::inputSequence(unsigned i) {
+  if (!hasInput(i))
+    return fail("input #" + Twine(i) + " is missing");
+  auto it = graph.sequences.find(node.input(i));
+  if (it == graph.sequences.end())
+    return fail("input #" + Twine(i) + " ('" + node.input(i) +
+                "') is not a sequence");
+  return it->second;
+}
+
+LogicalResult NodeImporter::setOutputSequence(unsigned i,
+                                              ArrayRef<Value> values) {
+  if (!hasOutput(i))
+    return success();
+  graph.sequences[node.output(i)].assign(values.begin(), values.end());
+  return success();
+}
+
 LogicalResult NodeImporter::setOutput(unsigned i, Value value) {
   if (!hasOutput(i))
     return success();
@@ -289,6 +307,8 @@ FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank,
 }
 
 StringRef NodeImporter::producer() const { return graph.model.producer_name(); }
+
+const ImportOptions &NodeImporter::options() const { return graph.options; }
 
 std::optional<std::pair<int64_t, int64_t>>
 NodeImporter::batchRebinding() const {
@@ -321,6 +341,7 @@ const HandlerRegistry &mlir::dtc::onnx_import::getHandlerRegistry() {
     registerShapeHandlers(r);
     registerNNHandlers(r);
     registerReductionHandlers(r);
+    registerSequenceHandlers(r);
     return r;
   }();
   return registry;

@@ -53,6 +53,8 @@ public:
   std::optional<dtg::interp::Tensor> maybeConstantInput(unsigned i);
   /// Element values of a constant integer input (axes, shapes, pads).
   FailureOr<SmallVector<int64_t>> constantInts(unsigned i);
+  /// The tensors of sequence input `i`; an error if it is not a sequence.
+  FailureOr<SmallVector<Value>> inputSequence(unsigned i);
 
   //===--- Attributes -----------------------------------------------------===//
 
@@ -109,6 +111,8 @@ public:
   bool hasOutput(unsigned i) const;
   /// Defines output `i` (ignored if the output is absent).
   LogicalResult setOutput(unsigned i, Value value);
+  /// Defines output `i` as a sequence of `values`.
+  LogicalResult setOutputSequence(unsigned i, ArrayRef<Value> values);
 
   //===--- Errors ---------------------------------------------------------===//
 
@@ -127,6 +131,8 @@ public:
                                    StringRef what = "axis");
   /// The model's producer_name ("pytorch" for torch.onnx.export).
   StringRef producer() const;
+  /// The options the import runs under.
+  const ImportOptions &options() const;
   /// Batch sizes when the importer rebinds the sample axis of a static
   /// export: (exported, bound); nullopt otherwise.
   std::optional<std::pair<int64_t, int64_t>> batchRebinding() const;
@@ -156,6 +162,7 @@ void registerElementwiseHandlers(HandlerRegistry &registry);
 void registerShapeHandlers(HandlerRegistry &registry);
 void registerNNHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
+void registerSequenceHandlers(HandlerRegistry &registry);
 
 } // namespace mlir::dtc::onnx_import
 

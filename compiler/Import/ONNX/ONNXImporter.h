@@ -31,6 +31,10 @@ struct ImportOptions {
   /// Values of data inputs that may become constants where an op needs a
   /// compile-time value (the shape input of a Reshape in a conformance test).
   llvm::StringMap<dtg::interp::Tensor> bindableInputs;
+  /// BatchNormalization exported in inference mode (PyTorch 2's exporter
+  /// traces eval mode only) normalizes with the batch's statistics and
+  /// updates its running statistics, as under PyTorch's model.train().
+  bool trainBatchNorm = false;
 };
 
 /// Why an import failed.
