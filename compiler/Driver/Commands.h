@@ -10,6 +10,7 @@
 #ifndef DTC_COMPILER_DRIVER_COMMANDS_H
 #define DTC_COMPILER_DRIVER_COMMANDS_H
 
+#include "compiler/Import/ONNX/ONNXImporter.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Training/Passes.h"
 
@@ -29,6 +30,8 @@ struct ShapeOptions {
   std::vector<std::string> inputShapes;
   /// --train-batchnorm (ImportOptions::trainBatchNorm).
   bool trainBatchNorm = false;
+  /// --loss, --logits and --labels (ImportOptions::appendedLoss).
+  std::optional<AppendedLoss> appendedLoss;
 };
 
 struct ImportCommandOptions {

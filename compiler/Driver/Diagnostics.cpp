@@ -94,6 +94,7 @@ bool mlir::dtc::splitAssignment(StringRef text, std::string &name,
 bool mlir::dtc::parseShapeOptions(const ShapeOptions &shapes,
                                   ImportOptions &options) {
   options.trainBatchNorm = shapes.trainBatchNorm;
+  options.appendedLoss = shapes.appendedLoss;
   if (shapes.batch) {
     if (*shapes.batch <= 0) {
       reportError("--batch must be a positive integer, got " +

@@ -174,7 +174,12 @@ FailureOr<Value> BuildTrainStepPass::findLoss(func::FuncOp step, Location loc) {
     if (!isa<FloatType>(outType.getElementType()) || outType.getRank() < 1)
       return emitError(loc, "--logits '")
              << logits << "' is not a float tensor";
-    int64_t classes = outType.getShape().back();
+    // Classes on the last axis; a classifier's trailing 1s (the [N, C, 1, 1]
+    // of a global pooling) do not count.
+    ArrayRef<int64_t> shape = outType.getShape();
+    while (shape.size() > 2 && shape.back() == 1)
+      shape = shape.drop_back();
+    int64_t classes = shape.back();
     int64_t rows = outType.getNumElements() / std::max<int64_t>(classes, 1);
     if (loss == "cross_entropy") {
       if (!isa<IntegerType>(targetType.getElementType()) ||

@@ -335,16 +335,19 @@ static cl::opt<std::string>
              cl::sub(interpretTrainCmd), cl::sub(compileCmd), cl::sub(planCmd),
              cl::sub(autotuneCmd), cl::cat(trainingCategory));
 static cl::opt<std::string>
-    logitsName("logits", cl::desc("Output the appended loss reads"),
+    logitsName("logits",
+               cl::desc("Value the appended loss reads (an output, or any "
+                        "float value of the graph, which becomes one)"),
                cl::sub(interpretTrainCmd), cl::sub(compileCmd),
                cl::sub(planCmd), cl::sub(autotuneCmd),
                cl::cat(trainingCategory));
-static cl::opt<std::string> labelsName("labels",
-                                       cl::desc("Input with the loss targets"),
-                                       cl::sub(interpretTrainCmd),
-                                       cl::sub(compileCmd), cl::sub(planCmd),
-                                       cl::sub(autotuneCmd),
-                                       cl::cat(trainingCategory));
+static cl::opt<std::string>
+    labelsName("labels",
+               cl::desc("Input with the loss targets "
+                        "(added if the model has none)"),
+               cl::sub(interpretTrainCmd), cl::sub(compileCmd),
+               cl::sub(planCmd), cl::sub(autotuneCmd),
+               cl::cat(trainingCategory));
 static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd|adamw"),
                                           cl::init("adamw"),
                                           cl::sub(interpretTrainCmd),
@@ -473,6 +476,8 @@ static ShapeOptions shapeOptions() {
     shapes.batch = batch;
   shapes.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   shapes.trainBatchNorm = trainBatchNorm;
+  if (!lossKind.empty())
+    shapes.appendedLoss = AppendedLoss{lossKind, logitsName, labelsName};
   return shapes;
 }
 

@@ -312,6 +312,62 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
+LogicalResult
+GraphImporter::addAppendedLossValues(SmallVectorImpl<std::string> &names,
+                                     SmallVectorImpl<Value> &results) {
+  const AppendedLoss &loss = *options.appendedLoss;
+  // The training step checks the names and kinds; here only what the graph
+  // must provide for them.
+  Value logits;
+  for (auto [name, value] : llvm::zip(names, results))
+    if (name == loss.logits)
+      logits = value;
+  if (!logits && !loss.logits.empty()) {
+    if (!values.count(loss.logits) && !initializers.count(loss.logits) &&
+        !inputs.count(loss.logits)) {
+      failureKind = ImportFailure::Invalid;
+      return emitError(fileLoc, "--logits: the model has no value '")
+             << loss.logits << "'";
+    }
+    logits = lookup(loss.logits, fileLoc);
+    if (!logits)
+      return failure();
+    names.push_back(loss.logits);
+    results.push_back(logits);
+  }
+  if (!logits || loss.labels.empty() || inputs.count(loss.labels))
+    return success();
+  if (values.count(loss.labels) || initializers.count(loss.labels)) {
+    failureKind = ImportFailure::Invalid;
+    return emitError(fileLoc, "--labels '")
+           << loss.labels << "' is a value of the model, not an input";
+  }
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  RankedTensorType labelsType = logitsType;
+  if (loss.kind == "cross_entropy") {
+    if (logitsType.getRank() < 1)
+      return success(); // the training step names the problem
+    // One class per row: the logits' shape without its class axis (the
+    // last but trailing 1s, as the training step counts them).
+    ArrayRef<int64_t> shape = logitsType.getShape();
+    while (shape.size() > 2 && shape.back() == 1)
+      shape = shape.drop_back();
+    labelsType = RankedTensorType::get(shape.drop_back(), builder.getI64Type());
+  }
+  // After the data inputs, which come first.
+  unsigned index = 0;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (auto role = func.getArgAttrOfType<StringAttr>(i, attrs::kRole);
+        role && role.getValue() == "input")
+      index = i + 1;
+  NamedAttrList attributes;
+  attributes.append(attrs::kName, builder.getStringAttr(loss.labels));
+  attributes.append(attrs::kRole, builder.getStringAttr("input"));
+  func.insertArgument(index, labelsType, attributes.getDictionary(context),
+                      fileLoc);
+  return success();
+}
+
 FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
@@ -333,7 +389,7 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
       return failure();
 
   SmallVector<Value> results;
-  SmallVector<Type> resultTypes;
+  SmallVector<std::string> names;
   for (const onnx::ValueInfoProto &output : model.graph().output()) {
     if (sequences.count(output.name())) {
       failureKind = ImportFailure::Unsupported;
@@ -345,8 +401,10 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
     if (!value)
       return failure();
     results.push_back(value);
-    resultTypes.push_back(value.getType());
+    names.push_back(output.name());
   }
+  if (options.appendedLoss && failed(addAppendedLossValues(names, results)))
+    return failure();
   // Bindable inputs never used stay in the signature, so callers can feed
   // every input the model declares.
   for (const onnx::ValueInfoProto &info : model.graph().input())
@@ -354,11 +412,10 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
       addArgument(info.name(), inputs[info.name()].type, "input", Attribute());
   builder.setInsertionPointToEnd(body);
   builder.create<func::ReturnOp>(fileLoc, results);
-  func.setFunctionType(
-      FunctionType::get(context, body->getArgumentTypes(), resultTypes));
-  for (auto [i, output] : llvm::enumerate(model.graph().output()))
-    func.setResultAttr(i, attrs::kName,
-                       StringAttr::get(context, output.name()));
+  func.setFunctionType(FunctionType::get(context, body->getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  for (auto [i, name] : llvm::enumerate(names))
+    func.setResultAttr(i, attrs::kName, StringAttr::get(context, name));
   if (failed(verify(*module)))
     return failure();
   return std::move(module);

@@ -62,6 +62,11 @@ private:
   BlockArgument addArgument(StringRef name, RankedTensorType type,
                             StringRef role, Attribute initial);
   const dtg::interp::Tensor *initializerValue(Initializer &init);
+  /// ImportOptions::appendedLoss: the logits as an output (appended to
+  /// `names` and `results`) and the labels as a data input, where the graph
+  /// has neither.
+  LogicalResult addAppendedLossValues(SmallVectorImpl<std::string> &names,
+                                      SmallVectorImpl<Value> &results);
 
   MLIRContext *context;
   const onnx::ModelProto &model;

@@ -148,7 +148,11 @@ rebindTarget(ArrayRef<int64_t> target, ArrayRef<bool> copied,
   // contiguous block, so the first target dimension that is not 1 carries
   // the batch: [B, S, D] -> [B, S, H, D/H], [B*S, V], or the [B, -1] of
   // `x.view(x.size(0), -1)`, where the -1 would otherwise absorb the change.
-  auto leading = llvm::find_if(target, [](int64_t d) { return d != 1; });
+  // An export at batch 1 has the batch as a leading 1 ([1, 2048] of a
+  // classifier's flatten), which the first dimension that is not 1 is not.
+  auto leading = exported == 1
+                     ? target.begin()
+                     : llvm::find_if(target, [](int64_t d) { return d != 1; });
   if (!input.empty() && input[0] == bound && leading != target.end()) {
     auto i = static_cast<size_t>(leading - target.begin());
     if (!copied[i])

@@ -20,6 +20,11 @@
 namespace mlir::dtc {
 
 /// How the importer binds shapes and data.
+/// What --loss, --logits and --labels name.
+struct AppendedLoss {
+  std::string kind, logits, labels;
+};
+
 struct ImportOptions {
   /// Binds axis 0 of every data input (the sample axis) to this size.
   std::optional<int64_t> batch;
@@ -35,6 +40,12 @@ struct ImportOptions {
   /// traces eval mode only) normalizes with the batch's statistics and
   /// updates its running statistics, as under PyTorch's model.train().
   bool trainBatchNorm = false;
+  /// A loss the training step appends (--loss KIND --logits NAME --labels
+  /// NAME): the import makes `logits` an output if it is an inner value of
+  /// the graph (a classifier whose output is its softmax), and adds `labels`
+  /// as a data input if the model has none of that name (one int64 class
+  /// per row of the logits for cross_entropy, the logits' type for mse).
+  std::optional<AppendedLoss> appendedLoss;
 };
 
 /// Why an import failed.
