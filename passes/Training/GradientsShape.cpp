@@ -142,7 +142,7 @@ LogicalResult gatherElementsRule(Operation *op, ArrayRef<Value> grads,
   // Repeated indices add up, as in torch.gather's backward (scatter_add).
   out.push_back(b.create<ScatterElementsOp>(
       b.zerosLike(gather.getData()), gather.getIndices(), grads[0],
-      gather.getAxisAttr(), b.builder.getBoolAttr(true)));
+      gather.getAxisAttr(), b.builder.getStringAttr("add")));
   out.push_back(Value());
   return success();
 }
@@ -155,7 +155,11 @@ LogicalResult scatterElementsRule(Operation *op, ArrayRef<Value> grads,
   IntegerAttr axis = scatter.getAxisAttr();
   Value gathered =
       b.create<GatherElementsOp>(g, indices, axis); // g at each target
-  if (scatter.getAdd()) {
+  StringRef reduction = scatter.getReduction();
+  if (reduction != "none" && reduction != "add")
+    return op->emitError("the gradient of a scatter with reduction '")
+           << reduction << "' is not supported (only none and add)";
+  if (reduction == "add") {
     out.push_back(g);
     out.push_back(Value());
     out.push_back(gathered);
@@ -167,7 +171,7 @@ LogicalResult scatterElementsRule(Operation *op, ArrayRef<Value> grads,
   // update positions the same way and reading them back.
   out.push_back(
       b.create<ScatterElementsOp>(g, indices, b.zerosLike(scatter.getUpdates()),
-                                  axis, b.builder.getBoolAttr(false)));
+                                  axis, b.builder.getStringAttr("none")));
   out.push_back(Value());
   RankedTensorType positionsType =
       RankedTensorType::get(typeOf(indices).getShape(), b.builder.getI64Type());
@@ -176,7 +180,7 @@ LogicalResult scatterElementsRule(Operation *op, ArrayRef<Value> grads,
                                                 b.builder.getI64Type()),
                           -1.0);
   Value owners = b.create<ScatterElementsOp>(noOwner, indices, positions, axis,
-                                             b.builder.getBoolAttr(false));
+                                             b.builder.getStringAttr("none"));
   Value won = b.create<EqualOp>(
       b.create<GatherElementsOp>(owners, indices, axis), positions);
   out.push_back(b.create<WhereOp>(won, gathered, b.zerosLike(gathered)));

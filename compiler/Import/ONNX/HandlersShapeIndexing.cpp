@@ -10,6 +10,8 @@
 
 #include "compiler/Import/ONNX/HandlersShape.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include "dialects/DTG/IR/DTGOps.h"
 
 using namespace mlir;
@@ -99,18 +101,19 @@ LogicalResult importGatherElements(NodeImporter &n) {
   return n.setOutput(0, *y);
 }
 
-/// Whether a scatter accumulates: false for reduction 'none', true for
-/// 'add'; an error for anything else.
-FailureOr<bool> scatterReduction(NodeImporter &n) {
+/// A scatter's `reduction`: none and add (opset 13), mul (ScatterND 16,
+/// ScatterElements 16), max and min (18).
+FailureOr<std::string> scatterReduction(NodeImporter &n) {
   std::string reduction = n.getString("reduction", "none");
-  if (reduction == "none")
-    return false;
-  if (reduction == "add")
-    return true;
-  if (reduction == "mul" || reduction == "max" || reduction == "min")
-    return n.unsupported("attribute 'reduction' = '" + reduction + "'");
-  return n.fail("attribute 'reduction' = '" + reduction +
-                "' is not one of none, add, mul");
+  SmallVector<StringRef, 5> known{"none", "add"};
+  if (n.opset >= 16)
+    known.push_back("mul");
+  if (n.opset >= 18)
+    llvm::append_range(known, SmallVector<StringRef>{"max", "min"});
+  if (!llvm::is_contained(known, reduction))
+    return n.fail("attribute 'reduction' = '" + reduction + "' is not one of " +
+                  llvm::join(known, ", ") + " at opset " + Twine(n.opset));
+  return reduction;
 }
 
 /// Checks that updates have the element type of data.
@@ -125,8 +128,8 @@ LogicalResult importScatterElements(NodeImporter &n) {
                    updates = n.input(2);
   if (failed(data) || failed(indices) || failed(updates))
     return failure();
-  FailureOr<bool> add = scatterReduction(n);
-  if (failed(add))
+  FailureOr<std::string> reduction = scatterReduction(n);
+  if (failed(reduction))
     return failure();
   FailureOr<int64_t> axis = elementsAxis(n, *data, *indices);
   if (failed(axis) || failed(checkUpdates(n, *data, *updates)))
@@ -138,7 +141,7 @@ LogicalResult importScatterElements(NodeImporter &n) {
                   listText(typeOf(*indices).getShape()));
   FailureOr<Value> y = n.make<dtg::ScatterElementsOp>(
       {*data, *indices, *updates},
-      {n.i64Attr("axis", *axis), n.boolAttr("add", *add)});
+      {n.i64Attr("axis", *axis), n.strAttr("reduction", *reduction)});
   if (failed(y))
     return failure();
   return n.setOutput(0, *y);
@@ -302,8 +305,8 @@ LogicalResult importScatterND(NodeImporter &n) {
                    updates = n.input(2);
   if (failed(data) || failed(indices) || failed(updates))
     return failure();
-  FailureOr<bool> add = scatterReduction(n);
-  if (failed(add))
+  FailureOr<std::string> reduction = scatterReduction(n);
+  if (failed(reduction))
     return failure();
   FailureOr<int64_t> k = tupleLength(n, *indices);
   if (failed(k) || failed(checkUpdates(n, *data, *updates)))
@@ -353,7 +356,8 @@ LogicalResult importScatterND(NodeImporter &n) {
   if (failed(linear))
     return failure();
   FailureOr<Value> y = n.make<dtg::ScatterElementsOp>(
-      {*flat, *linear, *rows}, {n.i64Attr("axis", 0), n.boolAttr("add", *add)});
+      {*flat, *linear, *rows},
+      {n.i64Attr("axis", 0), n.strAttr("reduction", *reduction)});
   if (failed(y))
     return failure();
   y = n.reshape(*y, dataShape);

@@ -19,6 +19,7 @@
 #include "dialects/DTG/IR/DTGShapeInference.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
@@ -229,6 +230,16 @@ LogicalResult emitGatherElements(dtg::GatherElementsOp op, KernelEmitter &e) {
   return success();
 }
 
+/// The runtime's ScatterReduction for dtg.scatter_elements' `reduction`.
+std::string scatterReduction(StringRef reduction) {
+  return llvm::StringSwitch<std::string>(reduction)
+      .Case("add", "dtck::ScatterReduction::Add")
+      .Case("mul", "dtck::ScatterReduction::Mul")
+      .Case("max", "dtck::ScatterReduction::Max")
+      .Case("min", "dtck::ScatterReduction::Min")
+      .Default("dtck::ScatterReduction::None");
+}
+
 LogicalResult emitScatterElements(dtg::ScatterElementsOp op, KernelEmitter &e) {
   Value data = op.getData(), indices = op.getIndices(),
         updates = op.getUpdates(), y = op.getResult();
@@ -241,7 +252,7 @@ LogicalResult emitScatterElements(dtg::ScatterElementsOp op, KernelEmitter &e) {
   e.call("scatterElements",
          {e.shape(data), e.shape(indices), e.buffer(data), e.buffer(indices),
           e.buffer(updates), KernelEmitter::literal(axis),
-          KernelEmitter::literal(op.getAdd()), e.buffer(y)});
+          scatterReduction(op.getReduction()), e.buffer(y)});
   return success();
 }
 

@@ -225,6 +225,15 @@ ScatterElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+LogicalResult ScatterElementsOp::verify() {
+  StringRef reduction = getReduction();
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return emitOpError("reduction must be one of none, add, mul, max, min, "
+                       "not '")
+           << reduction << "'";
+  return success();
+}
+
 LogicalResult BroadcastOp::verify() {
   auto in = getOperand().getType(), out = getResult().getType();
   if (in.getElementType() != out.getElementType())

@@ -139,23 +139,28 @@ def DTG_GatherElementsOp : DTG_Op<"gather_elements",
 
 def DTG_ScatterElementsOp : DTG_Op<"scatter_elements",
     [InferTypeOpAdaptor]> {
-  let summary = "Writes (or adds) updates into a copy of `data` along `axis`.";
+  let summary = "Writes (or combines) updates into a copy of `data` along `axis`.";
   let description = [{
     The inverse of `dtg.gather_elements`: `result = data`, then for every index
-    position `result[.., indices[..], ..] (=|+=) updates[..]`. It is the gradient
-    of `gather_elements` (with `add = true`).
+    position in order `t = result[.., indices[..], ..]` becomes `updates[..]`
+    (`reduction = "none"`), or `t + updates[..]`, `t * updates[..]`,
+    `max(t, updates[..])`, `min(t, updates[..])` (`add`, `mul`, `max`, `min`:
+    ONNX's ScatterElements and ScatterND reductions). It is the gradient of
+    `gather_elements` (with `reduction = "add"`).
 
     ```mlir
-    %y = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, add = false} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
+    %y = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
     ```
 
     Constraints:
-    - `indices` and `updates` have the same shape and the rank of `data`.
+    - `indices` and `updates` have the same shape and the rank of `data`;
+    - `reduction` is one of none, add, mul, max, min.
   }];
   let arguments = (ins DTG_Tensor:$data, DTG_IndexTensor:$indices,
-                       DTG_Tensor:$updates, I64Attr:$axis, BoolAttr:$add);
+                       DTG_Tensor:$updates, I64Attr:$axis, StrAttr:$reduction);
   let results = (outs DTG_Tensor:$result);
   let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` type($data) `,` type($indices) `,` type($updates) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 def DTG_BroadcastOp : DTG_Op<"broadcast"> {

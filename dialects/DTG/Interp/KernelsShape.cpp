@@ -206,7 +206,7 @@ LogicalResult scatterElementsKernel(Operation *op, ArrayRef<Tensor> in,
                                     SmallVectorImpl<Tensor> &out) {
   auto scatter = cast<ScatterElementsOp>(op);
   auto axis = static_cast<int64_t>(scatter.getAxis());
-  bool add = scatter.getAdd();
+  StringRef reduction = scatter.getReduction();
   const Tensor &data = in[0], &updates = in[2];
   FailureOr<SmallVector<int64_t>> targets =
       elementTargets(op, data, in[1], axis);
@@ -214,13 +214,24 @@ LogicalResult scatterElementsKernel(Operation *op, ArrayRef<Tensor> in,
     return failure();
   Tensor result = data;
   for (auto [k, target] : llvm::enumerate(*targets)) {
-    if (!add)
+    if (reduction == "none") {
       copyElement(result, target, updates, k);
-    else if (result.isFloat())
-      result.set(target, result.f[target] + updates.f[k]);
-    else
-      result.setInt(target, static_cast<int64_t>(uint64_t(result.i[target]) +
-                                                 uint64_t(updates.i[k])));
+    } else if (result.isFloat()) {
+      double t = result.f[target], u = updates.f[k];
+      result.set(target, reduction == "add"   ? t + u
+                         : reduction == "mul" ? t * u
+                         : reduction == "max" ? std::max(t, u)
+                                              : std::min(t, u));
+    } else {
+      int64_t t = result.i[target], u = updates.i[k];
+      // Wrapping, as the integer kernels of the CPU runtime.
+      result.setInt(
+          target,
+          reduction == "add"   ? static_cast<int64_t>(uint64_t(t) + uint64_t(u))
+          : reduction == "mul" ? static_cast<int64_t>(uint64_t(t) * uint64_t(u))
+          : reduction == "max" ? std::max(t, u)
+                               : std::min(t, u));
+    }
   }
   out.push_back(std::move(result));
   return success();

@@ -414,7 +414,16 @@ func.func @gather_elements_axis(%x: tensor<4x8xf32>, %i: tensor<2x2xi64>) {
 func.func @scatter_shape(%x: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x1xf32>) {
   // expected-error @+2 {{indices and updates must have one shape of data's rank}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, add = false} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x1xf32> -> tensor<2x3xf32>
+  %0 = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x1xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// Tests that scatter_elements names a known reduction.
+func.func @scatter_reduction(%x: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf32>) {
+  // expected-error @+1 {{reduction must be one of none, add, mul, max, min, not 'sub'}}
+  %0 = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "sub"} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
   return
 }
 
@@ -424,7 +433,7 @@ func.func @scatter_shape(%x: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x
 func.func @scatter_element(%x: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf16>) {
   // expected-error @+2 {{updates and data differ in element type}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, add = false} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf16> -> tensor<2x3xf32>
+  %0 = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf16> -> tensor<2x3xf32>
   return
 }
 
@@ -434,7 +443,7 @@ func.func @scatter_element(%x: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<
 func.func @scatter_axis(%x: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf32>) {
   // expected-error @+2 {{axis 5 is out of range for rank 2}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = dtg.scatter_elements %x, %i, %u {axis = 5 : i64, add = true} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
+  %0 = dtg.scatter_elements %x, %i, %u {axis = 5 : i64, reduction = "add"} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
   return
 }
 

@@ -242,8 +242,8 @@ func.func @gather_scatter(%t: tensor<100x8xf32>, %ids: tensor<4x5xi64>, %x: tens
   %0 = dtg.gather %t, %ids {axis = 0 : i64} : tensor<100x8xf32>, tensor<4x5xi64> -> tensor<4x5x8xf32>
   // CHECK: dtg.gather_elements %[[X]], %[[I]] {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x2xi32> -> tensor<2x2xf32>
   %1 = dtg.gather_elements %x, %i {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x2xi32> -> tensor<2x2xf32>
-  // CHECK: dtg.scatter_elements %[[X]], %[[I]], %[[U]] {add = true, axis = 1 : i64} : tensor<2x3xf32>, tensor<2x2xi32>, tensor<2x2xf32> -> tensor<2x3xf32>
-  %2 = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, add = true} : tensor<2x3xf32>, tensor<2x2xi32>, tensor<2x2xf32> -> tensor<2x3xf32>
+  // CHECK: dtg.scatter_elements %[[X]], %[[I]], %[[U]] {axis = 1 : i64, reduction = "add"} : tensor<2x3xf32>, tensor<2x2xi32>, tensor<2x2xf32> -> tensor<2x3xf32>
+  %2 = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"} : tensor<2x3xf32>, tensor<2x2xi32>, tensor<2x2xf32> -> tensor<2x3xf32>
   return
 }
 

@@ -188,12 +188,12 @@ func.func @not_in_place(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 // CHECK-LABEL: func.func @scatter
 // CHECK-SAME: dtc.arena_bytes = 128 : i64
 // CHECK: dtg.exp %{{.*}} {dtc.offsets = array<i64: 0>}
-// CHECK: dtg.scatter_elements %{{.*}} {add = false, axis = 0 : i64, dtc.offsets = array<i64: 0>}
-// CHECK: dtg.scatter_elements %{{.*}} {add = true, axis = 0 : i64, dtc.offsets = array<i64: 64>}
+// CHECK: dtg.scatter_elements %{{.*}} {axis = 0 : i64, dtc.offsets = array<i64: 0>, reduction = "none"}
+// CHECK: dtg.scatter_elements %{{.*}} {axis = 0 : i64, dtc.offsets = array<i64: 64>, reduction = "add"}
 func.func @scatter(%x: tensor<16xf32>, %i: tensor<16xi64>, %u: tensor<16xf32>) -> tensor<16xf32> {
   %a = dtg.exp %x : tensor<16xf32>
-  %s = dtg.scatter_elements %a, %i, %u {axis = 0 : i64, add = false} : tensor<16xf32>, tensor<16xi64>, tensor<16xf32> -> tensor<16xf32>
-  %t = dtg.scatter_elements %s, %i, %s {axis = 0 : i64, add = true} : tensor<16xf32>, tensor<16xi64>, tensor<16xf32> -> tensor<16xf32>
+  %s = dtg.scatter_elements %a, %i, %u {axis = 0 : i64, reduction = "none"} : tensor<16xf32>, tensor<16xi64>, tensor<16xf32> -> tensor<16xf32>
+  %t = dtg.scatter_elements %s, %i, %s {axis = 0 : i64, reduction = "add"} : tensor<16xf32>, tensor<16xi64>, tensor<16xf32> -> tensor<16xf32>
   %e = dtg.exp %t : tensor<16xf32>
   return %e : tensor<16xf32>
 }

@@ -77,3 +77,19 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that a scatter whose reduction has no gradient rule (max, min, mul:
+// the winner of each element would need ties split) is refused where the
+// loss depends on it through a parameter.
+
+func.func @main(%w: tensor<2x3xf32> {dtg.name = "w", dtg.role = "parameter", dtg.initial = dense<0.5> : tensor<2x3xf32>},
+                %i: tensor<2x2xi64> {dtg.name = "i", dtg.role = "input"},
+                %u: tensor<2x2xf32> {dtg.name = "u", dtg.role = "input"})
+    -> (tensor<f32> {dtg.name = "loss"}) {
+  // expected-error @+1 {{the gradient of a scatter with reduction 'max' is not supported (only none and add)}}
+  %y = dtg.scatter_elements %w, %i, %u {axis = 1 : i64, reduction = "max"} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
+  %l = dtg.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

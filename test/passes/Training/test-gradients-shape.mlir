@@ -98,7 +98,7 @@ func.func @gather_elements(%x: tensor<3x4xf64>, %i: tensor<2x3xi64> {dtc.test_va
 // update (repeated targets included) gets the gradient at its target.
 // expected-remark @+1 {{gradients match}}
 func.func @scatter_add(%x: tensor<3x4xf64>, %i: tensor<3x2xi64> {dtc.test_value = dense<[[1, 1], [-1, 0], [3, 2]]> : tensor<3x2xi64>}, %u: tensor<3x2xf64>) -> tensor<3x4xf64> {
-  %y = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, add = true} : tensor<3x4xf64>, tensor<3x2xi64>, tensor<3x2xf64> -> tensor<3x4xf64>
+  %y = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"} : tensor<3x4xf64>, tensor<3x2xi64>, tensor<3x2xf64> -> tensor<3x4xf64>
   %s = dtg.sin %y : tensor<3x4xf64>
   return %s : tensor<3x4xf64>
 }
@@ -107,7 +107,7 @@ func.func @scatter_add(%x: tensor<3x4xf64>, %i: tensor<3x2xi64> {dtc.test_value 
 // and of two updates aimed at one element only the last written one does.
 // expected-remark @+1 {{gradients match}}
 func.func @scatter_assign(%x: tensor<3x4xf64>, %i: tensor<3x2xi64> {dtc.test_value = dense<[[1, 1], [-1, 0], [3, -2]]> : tensor<3x2xi64>}, %u: tensor<3x2xf64>) -> tensor<3x4xf64> {
-  %y = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, add = false} : tensor<3x4xf64>, tensor<3x2xi64>, tensor<3x2xf64> -> tensor<3x4xf64>
+  %y = dtg.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"} : tensor<3x4xf64>, tensor<3x2xi64>, tensor<3x2xf64> -> tensor<3x4xf64>
   %s = dtg.sin %y : tensor<3x4xf64>
   return %s : tensor<3x4xf64>
 }

@@ -89,15 +89,28 @@ TEST(ShapeTest, GatherAndScatterElements) {
   EXPECT_EQ(y, (std::vector<int64_t>{3, 1, 6, 5}));
   // Repeated targets: the last update wins, or all are added in order.
   std::vector<int64_t> dup = {1, 1, 0, 0}, updates = {10, 20, 30, 40}, r(6);
+  using dtck::ScatterReduction;
   dtck::scatterElements(data, indices, x.data(), dup.data(), updates.data(), 1,
-                        false, r.data());
+                        ScatterReduction::None, r.data());
   EXPECT_EQ(r, (std::vector<int64_t>{1, 20, 3, 40, 5, 6}));
+  // The other reductions combine the data with every update in turn
+  // (row 0 targets column 1 twice, row 1 column 0 twice).
   dtck::scatterElements(data, indices, x.data(), dup.data(), updates.data(), 1,
-                        true, r.data());
+                        ScatterReduction::Mul, r.data());
+  EXPECT_EQ(r, (std::vector<int64_t>{1, 400, 3, 4800, 5, 6}));
+  std::vector<int64_t> mixed = {15, -3, 2, 9};
+  dtck::scatterElements(data, indices, x.data(), dup.data(), mixed.data(), 1,
+                        ScatterReduction::Max, r.data());
+  EXPECT_EQ(r, (std::vector<int64_t>{1, 15, 3, 9, 5, 6}));
+  dtck::scatterElements(data, indices, x.data(), dup.data(), mixed.data(), 1,
+                        ScatterReduction::Min, r.data());
+  EXPECT_EQ(r, (std::vector<int64_t>{1, -3, 3, 2, 5, 6}));
+  dtck::scatterElements(data, indices, x.data(), dup.data(), updates.data(), 1,
+                        ScatterReduction::Add, r.data());
   EXPECT_EQ(r, (std::vector<int64_t>{1, 32, 3, 74, 5, 6}));
   // In place on the data.
   dtck::scatterElements(data, indices, x.data(), dup.data(), updates.data(), 1,
-                        true, x.data());
+                        ScatterReduction::Add, x.data());
   EXPECT_EQ(x, r);
 }
 
@@ -106,7 +119,8 @@ TEST(ShapeDeathTest, ElementIndicesOutOfRangeFail) {
   std::vector<float> x(6), y(2), u(2);
   std::vector<int64_t> idx = {0, -4};
   EXPECT_EXIT(dtck::scatterElements(data, indices, x.data(), idx.data(),
-                                    u.data(), 1, true, x.data()),
+                                    u.data(), 1, dtck::ScatterReduction::Add,
+                                    x.data()),
               testing::ExitedWithCode(1),
               "scatter_elements: index -4 is out of range for axis 1");
 }

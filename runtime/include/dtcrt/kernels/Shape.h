@@ -331,12 +331,15 @@ inline void gatherElements(const Shape &data, const Shape &indices, const T *x,
                                [&](int64_t k, int64_t t) { y[k] = x[t]; });
 }
 
-/// y = data, then y[p with coordinate axis = indices[p]] = (or +=)
-/// updates[p], in order of p. `y` may be `x`.
+/// How scatterElements combines an update with the element it targets.
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+
+/// y = data, then y[p with coordinate axis = indices[p]] = updates[p] (or
+/// combined with it by `reduction`), in order of p. `y` may be `x`.
 template <typename T, typename I>
 inline void scatterElements(const Shape &data, const Shape &indices, const T *x,
                             const I *idx, const T *updates, int64_t axis,
-                            bool add, T *y) {
+                            ScatterReduction reduction, T *y) {
   detail::checkElementIndices("scatter_elements", data, indices, idx, axis);
   if (y != x) {
     int64_t n = data.numel();
@@ -344,16 +347,33 @@ inline void scatterElements(const Shape &data, const Shape &indices, const T *x,
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i];
   }
-  // Sequential: repeated indices take the last update, or the sum in order.
+  // Sequential: repeated indices take the last update, or combine in order.
   detail::forEachElementTarget(
       data, indices, idx, axis, /*parallel=*/false, [&](int64_t k, int64_t t) {
-        if (!add)
+        auto a = detail::load(y[t]), b = detail::load(updates[k]);
+        switch (reduction) {
+        case ScatterReduction::None:
           y[t] = updates[k];
-        else if constexpr (isFloating<T>)
-          y[t] = T(detail::load(y[t]) + detail::load(updates[k]));
-        else
-          y[t] = detail::wrapInt<T>(detail::wrappingAdd(
-              detail::load(y[t]), detail::load(updates[k])));
+          break;
+        case ScatterReduction::Add:
+          if constexpr (isFloating<T>)
+            y[t] = T(a + b);
+          else
+            y[t] = detail::wrapInt<T>(detail::wrappingAdd(a, b));
+          break;
+        case ScatterReduction::Mul:
+          if constexpr (isFloating<T>)
+            y[t] = T(a * b);
+          else
+            y[t] = detail::wrapInt<T>(detail::wrappingMul(a, b));
+          break;
+        case ScatterReduction::Max:
+          y[t] = T(a < b ? b : a);
+          break;
+        case ScatterReduction::Min:
+          y[t] = T(b < a ? b : a);
+          break;
+        }
       });
 }
 

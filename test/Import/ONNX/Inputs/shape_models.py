@@ -155,7 +155,7 @@ def main(out):
     upd = {"i": np.zeros((2, 3), dtype=np.int64),
            "u": np.zeros((2, 3), dtype=np.float32)}
     model(out, "scatter_mul", "ScatterElements", x23, upd,
-          attrs={"reduction": "mul"}, opset=16)
+          attrs={"reduction": "mul"}, opset=13)
     model(out, "scatter_reduction", "ScatterElements", x23, upd,
           attrs={"reduction": "sub"}, opset=16)
     model(out, "scatter_update_type", "ScatterElements", x23,

@@ -55,6 +55,6 @@ func.func @scatter_index_out_of_range() -> tensor<3xi64> {
   %ids = dtg.constant dense<[-4]> : tensor<1xi64>
   %upd = dtg.constant dense<[7]> : tensor<1xi64>
   // expected-error @+1 {{index -4 is out of range for axis 0 of size 3}}
-  %r = dtg.scatter_elements %data, %ids, %upd {axis = 0 : i64, add = true} : tensor<3xi64>, tensor<1xi64>, tensor<1xi64> -> tensor<3xi64>
+  %r = dtg.scatter_elements %data, %ids, %upd {axis = 0 : i64, reduction = "add"} : tensor<3xi64>, tensor<1xi64>, tensor<1xi64> -> tensor<3xi64>
   return %r : tensor<3xi64>
 }

@@ -216,7 +216,7 @@ func.func @scatter_assign() -> tensor<2x3xf32> {
   %a0 = dtg.constant dense<1.000000e+00> : tensor<2x3xf32>
   %a1 = dtg.constant dense<[[1, -1], [0, 0]]> : tensor<2x2xi64>
   %a2 = dtg.constant dense<[[1.500000e+00, 2.500000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
-  %r = dtg.scatter_elements %a0, %a1, %a2 {axis = 1 : i64, add = false} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
+  %r = dtg.scatter_elements %a0, %a1, %a2 {axis = 1 : i64, reduction = "none"} : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
 
@@ -231,8 +231,28 @@ func.func @scatter_add_i32() -> tensor<2x3xi32> {
   %a0 = dtg.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
   %a1 = dtg.constant dense<[[0, 0, 1], [1, 1, -2]]> : tensor<2x3xi64>
   %a2 = dtg.constant dense<[[10, 20, 30], [100, 200, 300]]> : tensor<2x3xi32>
-  %r = dtg.scatter_elements %a0, %a1, %a2 {axis = 0 : i64, add = true} : tensor<2x3xi32>, tensor<2x3xi64>, tensor<2x3xi32> -> tensor<2x3xi32>
+  %r = dtg.scatter_elements %a0, %a1, %a2 {axis = 0 : i64, reduction = "add"} : tensor<2x3xi32>, tensor<2x3xi64>, tensor<2x3xi32> -> tensor<2x3xi32>
   return %r : tensor<2x3xi32>
+}
+
+// -----
+
+// Tests the mul, max and min reductions (opsets 16 and 18), each element
+// combined with every update aimed at it in turn (index -1 is 2).
+// CHECK-LABEL: func.func @scatter_mul_max_min
+// CHECK-DAG: %[[MUL:.+]] = dtg.constant dense<[-4.000000e+00, 2.000000e+00, 6.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: %[[MAX:.+]] = dtg.constant dense<[1.000000e+00, 2.000000e+00, 4.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: %[[MIN:.+]] = dtg.constant dense<[-4.000000e+00, 2.000000e+00, 5.000000e-01]> : tensor<3xf32>
+// CHECK-NOT: dtg.scatter_elements
+// CHECK: return %[[MUL]], %[[MAX]], %[[MIN]]
+func.func @scatter_mul_max_min() -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %a0 = dtg.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+  %a1 = dtg.constant dense<[2, 2, 0, -1]> : tensor<4xi32>
+  %a2 = dtg.constant dense<[5.000000e-01, 4.000000e+00, -4.000000e+00, 1.000000e+00]> : tensor<4xf32>
+  %m = dtg.scatter_elements %a0, %a1, %a2 {axis = 0 : i64, reduction = "mul"} : tensor<3xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<3xf32>
+  %x = dtg.scatter_elements %a0, %a1, %a2 {axis = 0 : i64, reduction = "max"} : tensor<3xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<3xf32>
+  %n = dtg.scatter_elements %a0, %a1, %a2 {axis = 0 : i64, reduction = "min"} : tensor<3xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<3xf32>
+  return %m, %x, %n : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
 
 // -----
@@ -246,7 +266,7 @@ func.func @scatter_add_f32() -> tensor<3xf32> {
   %a0 = dtg.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
   %a1 = dtg.constant dense<[2, 2, 0, -1]> : tensor<4xi32>
   %a2 = dtg.constant dense<[5.000000e-01, 2.500000e-01, 4.000000e+00, 1.000000e+00]> : tensor<4xf32>
-  %r = dtg.scatter_elements %a0, %a1, %a2 {axis = 0 : i64, add = true} : tensor<3xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<3xf32>
+  %r = dtg.scatter_elements %a0, %a1, %a2 {axis = 0 : i64, reduction = "add"} : tensor<3xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
 
