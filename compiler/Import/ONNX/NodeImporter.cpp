@@ -342,6 +342,7 @@ const HandlerRegistry &mlir::dtc::onnx_import::getHandlerRegistry() {
     registerNNHandlers(r);
     registerReductionHandlers(r);
     registerSequenceHandlers(r);
+    registerResizeHandlers(r);
     return r;
   }();
   return registry;

@@ -163,6 +163,7 @@ void registerShapeHandlers(HandlerRegistry &registry);
 void registerNNHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerSequenceHandlers(HandlerRegistry &registry);
+void registerResizeHandlers(HandlerRegistry &registry);
 
 } // namespace mlir::dtc::onnx_import
 

@@ -237,6 +237,24 @@ def main(out):
     model(out, "nonzero_dynamic", "NonZero", x23)
     model(out, "unique", "Unique", [("x", F, [4])])
 
+    # Resize
+    x1124 = [("x", F, [1, 1, 2, 4])]
+    scales = np.array([1, 1, 2, 2], dtype=np.float32)
+    model(out, "resize_both", "Resize", x1124,
+          {"roi": np.zeros(0, np.float32), "scales": scales,
+           "sizes": ints(1, 1, 4, 8)})
+    model(out, "resize_neither", "Resize", x1124,
+          node_inputs=["x", "", ""])
+    model(out, "resize_antialias", "Resize", x1124,
+          {"roi": np.zeros(0, np.float32), "scales": scales},
+          attrs={"antialias": 1}, opset=18)
+    model(out, "resize_mode", "Resize", x1124,
+          {"roi": np.zeros(0, np.float32), "scales": scales},
+          attrs={"mode": "area"})
+    model(out, "resize_scale", "Resize", x1124,
+          {"roi": np.zeros(0, np.float32),
+           "scales": np.array([1, 1, 0, 2], dtype=np.float32)})
+
 
 if __name__ == "__main__":
     main(sys.argv[1])
