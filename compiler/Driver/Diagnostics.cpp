@@ -106,8 +106,20 @@ bool mlir::dtc::parseShapeOptions(const ShapeOptions &shapes,
   for (const std::string &entry : shapes.inputShapes) {
     std::string name, dims;
     if (!splitAssignment(entry, name, dims)) {
-      reportError("--input-shape expects NAME=DIMxDIM, got '" + entry + "'");
+      reportError("--input-shape expects NAME=DIMxDIM[:DTYPE], got '" + entry +
+                  "'");
       return false;
+    }
+    if (size_t colon = dims.find(':'); colon != std::string::npos) {
+      std::string dtype = dims.substr(colon + 1);
+      dims = dims.substr(0, colon);
+      if (!isElementTypeName(dtype)) {
+        reportError("--input-shape " + entry + ": '" + dtype +
+                    "' is not a dtype (float32, float64, float16, bfloat16, "
+                    "int64, int32, bool)");
+        return false;
+      }
+      options.inputTypes[name] = dtype;
     }
     SmallVector<int64_t> shape;
     if (dims != "scalar") {

@@ -19,7 +19,7 @@ int mlir::dtc::runImportCommand(const ImportCommandOptions &cmd) {
   context.disableMultithreading();
   DriverDiagnostics diagnostics(&context);
   FailureOr<OwningOpRef<ModuleOp>> module =
-      cmd.noCleanup ? importONNXModel(&context, cmd.model, options)
+      cmd.noCleanup ? importModel(&context, cmd.model, options)
                     : importAndClean(&context, cmd.model, options);
   if (failed(module))
     return 1;

@@ -2,10 +2,14 @@
 
 #include "compiler/Driver/ModelRunner.h"
 
+#include "compiler/Import/TorchScript/TorchScriptImporter.h"
+
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/DTG/Interp/Interpreter.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -15,7 +19,7 @@ FailureOr<OwningOpRef<ModuleOp>>
 mlir::dtc::importAndClean(MLIRContext *context, StringRef path,
                           const ImportOptions &options, ImportFailure *kind) {
   FailureOr<OwningOpRef<ModuleOp>> module =
-      importONNXModel(context, path, options, kind);
+      importModel(context, path, options, kind);
   if (failed(module))
     return failure();
   PassManager pm(context);
@@ -26,6 +30,26 @@ mlir::dtc::importAndClean(MLIRContext *context, StringRef path,
     return failure();
   }
   return module;
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::dtc::importModel(MLIRContext *context, StringRef path,
+                       const ImportOptions &options, ImportFailure *kind) {
+  if (isTorchScriptFile(path))
+    return importTorchScriptModel(context, path, options, kind);
+  // A .pt file that is no zip archive is not an ONNX model either.
+  if (llvm::sys::fs::exists(path) &&
+      llvm::is_contained({".pt", ".pth", ".ts"},
+                         llvm::sys::path::extension(path))) {
+    loadImportedDialects(context);
+    if (kind)
+      *kind = ImportFailure::Invalid;
+    emitError(FileLineColLoc::get(context, path, 0, 0),
+              "not a TorchScript archive (torch.jit.save writes a zip file; "
+              "truncated or another format?)");
+    return failure();
+  }
+  return importONNXModel(context, path, options, kind);
 }
 
 static func::FuncOp mainOf(ModuleOp module) {

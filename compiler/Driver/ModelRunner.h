@@ -11,6 +11,12 @@
 
 namespace mlir::dtc {
 
+/// Imports `path`, a TorchScript archive (torch.jit.save) or an ONNX model.
+FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext *context,
+                                             StringRef path,
+                                             const ImportOptions &options,
+                                             ImportFailure *kind = nullptr);
+
 /// Imports `path` and runs the clean-up pipeline; failure after errors.
 FailureOr<OwningOpRef<ModuleOp>> importAndClean(MLIRContext *context,
                                                 StringRef path,

@@ -27,6 +27,10 @@ it to `main`, which parses the shared command line:
                     in a virtual environment with PyTorch 2 and onnxscript
                     from PyPI ($DTC_TORCH2_VENV, default
                     ~/.cache/dtc/venv-torch2), made on first use
+  --torchscript     also save the module (same weights) with torch.jit.save,
+                    scripted (DIR/model_scripted.pt) and traced on the
+                    export's data (DIR/model_traced.pt), for dtc's
+                    TorchScript importer
   --dynamo-optimize with --dynamo, also run the exporter's optimizer (its
                     default): an inference model, not one to train. It
                     folds BatchNormalization into the convolutions under
@@ -118,6 +122,9 @@ def _parse_args(example, argv):
                         "(dynamo=True, optimize=False; eval mode; reruns "
                         "under a virtual environment with PyTorch 2 if "
                         "this one is older)")
+    parser.add_argument("--torchscript", action="store_true",
+                        help="also write DIR/model_scripted.pt and "
+                        "DIR/model_traced.pt (torch.jit.save)")
     parser.add_argument("--dynamo-optimize", action="store_true",
                         help="with --dynamo, also run the exporter's "
                         "optimizer (for inference: it changes parameters)")
@@ -234,12 +241,33 @@ def _export_variant(example, model, state, args, out, opset, training,
                             dynamic_axes)
     buffers = {name for name, _ in model.named_buffers()}
     exported = _check_export(path, state, buffers, args.dynamo_optimize)
+    if args.torchscript:
+        _save_torchscript(model, inputs, out, training)
     if args.print_ops:
         counter = collections.Counter(n.op_type for n in exported.graph.node)
         print("%s %s: %s" % (example.name,
                              "dynamo" if args.dynamo else
                              _variant_name(opset, training, static),
                              dict(sorted(counter.items()))))
+
+
+def _save_torchscript(model, inputs, out, training):
+    """torch.jit.save of the module scripted and traced (in the mode of the
+    export), with the weights the ONNX file holds."""
+    module = copy.deepcopy(model)
+    module.train(training)
+    torch.jit.script(module).save(os.path.join(out, "model_scripted.pt"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(copy.deepcopy(module), tuple(inputs),
+                                 check_trace=False)
+    # Tracing in training mode ran the forward, which moved BatchNorm's
+    # running statistics: put back the model's.
+    initial = model.state_dict()
+    with torch.no_grad():
+        for name, value in traced.state_dict().items():
+            value.copy_(initial[name])
+    traced.save(os.path.join(out, "model_traced.pt"))
 
 
 def _export_dynamo(example, model, inputs, path, opset, static, optimize):

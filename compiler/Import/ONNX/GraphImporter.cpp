@@ -90,6 +90,12 @@ LogicalResult GraphImporter::collectInputs() {
              << name << "' has " << dataTypeName(tensorType.elem_type())
              << " elements, which dtc does not support";
     }
+    if (auto dtype = options.inputTypes.find(name);
+        dtype != options.inputTypes.end() &&
+        elementTypeNamed(context, dtype->second) != elementType)
+      return emitError(fileLoc, "--input-shape gives input '")
+             << name << "' the dtype " << dtype->second
+             << ", but the model's holds " << elementType;
     GraphInput input;
     SmallVector<int64_t> shape;
     auto given = options.inputShapes.find(name);

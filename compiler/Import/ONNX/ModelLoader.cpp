@@ -259,6 +259,30 @@ LogicalResult ModelValidator::checkForConverter(int64_t opset) {
   return success();
 }
 
+bool mlir::dtc::isElementTypeName(StringRef name) {
+  return llvm::is_contained({"float32", "float", "float64", "double", "float16",
+                             "half", "bfloat16", "int64", "long", "int32",
+                             "int", "bool"},
+                            name);
+}
+
+Type mlir::dtc::elementTypeNamed(MLIRContext *context, StringRef name) {
+  Builder b(context);
+  if (name == "float64" || name == "double")
+    return b.getF64Type();
+  if (name == "float16" || name == "half")
+    return b.getF16Type();
+  if (name == "bfloat16")
+    return b.getBF16Type();
+  if (name == "int64" || name == "long")
+    return b.getI64Type();
+  if (name == "int32" || name == "int")
+    return b.getI32Type();
+  if (name == "bool")
+    return b.getI1Type();
+  return b.getF32Type();
+}
+
 void mlir::dtc::loadImportedDialects(MLIRContext *context) {
   context->loadDialect<dtg::DTGDialect, func::FuncDialect>();
 }

@@ -30,6 +30,9 @@ struct ImportOptions {
   std::optional<int64_t> batch;
   /// Whole shapes of data inputs (`--input-shape NAME=DIMxDIM`).
   llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// Element types of data inputs (`--input-shape NAME=DIMxDIM:DTYPE`), by
+  /// name (isElementTypeName).
+  llvm::StringMap<std::string> inputTypes;
   /// When false, initializers whose external data is absent become parameters
   /// without initial values (planning a model too large to materialize).
   bool requireWeights = true;
@@ -47,6 +50,12 @@ struct ImportOptions {
   /// per row of the logits for cross_entropy, the logits' type for mse).
   std::optional<AppendedLoss> appendedLoss;
 };
+
+/// Whether `name` is a dtype --input-shape takes: float32 (float), float64
+/// (double), float16 (half), bfloat16, int64 (long), int32 (int), bool.
+bool isElementTypeName(StringRef name);
+/// The element type of such a name.
+Type elementTypeNamed(MLIRContext *context, StringRef name);
 
 /// Why an import failed.
 enum class ImportFailure {

@@ -1,0 +1,106 @@
+//===- AtenHandlers.h - what the aten op handlers see -----------*- C++ -*-===//
+//
+// The state of one TorchScript graph's import (GraphMapper) and the table of
+// handlers, one per aten op, that map a node onto dtg ops. Only the
+// TorchScript importer's files include this (it includes libtorch).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_COMPILER_IMPORT_TORCHSCRIPT_ATENHANDLERS_H
+#define DTC_COMPILER_IMPORT_TORCHSCRIPT_ATENHANDLERS_H
+
+#include "compiler/Import/ONNX/ONNXImporter.h"
+#include "dialects/DTG/Interp/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <map>
+
+namespace mlir::dtc::torchscript {
+
+/// dtg's element type for a torch scalar type; failure if dtc has none.
+FailureOr<Type> elementTypeOf(MLIRContext *context, c10::ScalarType type);
+
+class GraphMapper {
+public:
+  GraphMapper(MLIRContext *context, StringRef path,
+              const ImportOptions &options)
+      : context(context), path(path.str()), options(options),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)), builder(context) {}
+
+  /// The node's location: its op kind inside its source file:line:col.
+  Location locationOf(const torch::jit::Node *node);
+  /// An error about this node (the model is wrong or a shape does not fit).
+  LogicalResult fail(const torch::jit::Node *node, const Twine &message);
+  /// An error saying dtc does not support `what` of this node.
+  LogicalResult unsupported(const torch::jit::Node *node, const Twine &what);
+
+  /// The dtg value of tensor `value` (a tensor constant is materialized).
+  FailureOr<Value> tensor(const torch::jit::Node *node,
+                          const torch::jit::Value *value);
+  /// The compile-time value of non-tensor `value`.
+  FailureOr<c10::IValue> scalar(const torch::jit::Node *node,
+                                const torch::jit::Value *value);
+  FailureOr<int64_t> scalarInt(const torch::jit::Node *node,
+                               const torch::jit::Value *value);
+  FailureOr<double> scalarDouble(const torch::jit::Node *node,
+                                 const torch::jit::Value *value);
+  /// An int list (or one int) known while importing.
+  FailureOr<SmallVector<int64_t>> scalarInts(const torch::jit::Node *node,
+                                             const torch::jit::Value *value);
+  static bool isNone(const torch::jit::Value *value);
+
+  /// Builds op `opName` with inferred result types at the node's location.
+  FailureOr<SmallVector<Value>> create(const torch::jit::Node *node,
+                                       StringRef opName, ValueRange operands,
+                                       ArrayRef<NamedAttribute> attributes = {},
+                                       unsigned numResults = 1);
+  template <typename OpTy>
+  FailureOr<Value> make(const torch::jit::Node *node, ValueRange operands,
+                        ArrayRef<NamedAttribute> attributes = {}) {
+    FailureOr<SmallVector<Value>> results =
+        create(node, OpTy::getOperationName(), operands, attributes);
+    if (failed(results))
+      return failure();
+    return results->front();
+  }
+  Value constant(Location loc, const dtg::interp::Tensor &value);
+  FailureOr<Value> tensorConstant(const torch::jit::Node *node,
+                                  const at::Tensor &value);
+  /// A new @main argument of `role` (parameter, state, constant) holding
+  /// `value`'s bytes as its initial value; the same one for the same name.
+  FailureOr<Value> argument(const torch::jit::Node *node,
+                            const std::string &name, const at::Tensor &value,
+                            StringRef role);
+  /// The buffer name of a tensor constant that freezing made of a buffer.
+  std::optional<std::string> bufferName(const torch::jit::Value *value);
+
+  MLIRContext *context;
+  std::string path;
+  const ImportOptions &options;
+  Location fileLoc;
+  OpBuilder builder;
+  func::FuncOp func;
+  ImportFailure failureKind = ImportFailure::Invalid;
+
+  llvm::DenseMap<const torch::jit::Value *, Value> values;
+  llvm::DenseMap<const torch::jit::Value *, c10::IValue> scalars;
+  /// Lists of tensors (aten::split, chunk, unbind; prim::ListConstruct).
+  llvm::DenseMap<const torch::jit::Value *, SmallVector<Value>> tensorLists;
+  /// Buffers by their data, as freezing turns them into constants.
+  std::map<const void *, std::string> bufferNames;
+  std::map<std::string, Value> arguments;
+};
+
+using AtenHandler = LogicalResult (*)(GraphMapper &m, torch::jit::Node *node);
+
+/// The handler of `kind` ("aten::linear"); null if there is none.
+const AtenHandler *lookupAtenHandler(StringRef kind);
+
+} // namespace mlir::dtc::torchscript
+
+#endif // DTC_COMPILER_IMPORT_TORCHSCRIPT_ATENHANDLERS_H

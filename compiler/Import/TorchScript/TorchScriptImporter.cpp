@@ -1,0 +1,500 @@
+//===- TorchScriptImporter.cpp - TorchScript modules to dtg --------------===//
+//
+// Loads a module with torch::jit::load, freezes it with its parameters kept
+// as attributes (so module attributes such as `training` and the
+// if-statements on them fold away), inlines, lowers tuples and propagates
+// constants, then maps the aten graph onto dtg. Tensors become dtg values;
+// everything else (ints, floats, bools, strings, lists of them, None) is
+// known while importing and held as c10::IValues. A tensor attribute read
+// through prim::GetAttr is a parameter named by its path ("fc1.weight"); a
+// tensor constant that freezing made of a buffer is state if a
+// BatchNormalization updates it, else a constant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/TorchScript/TorchScriptImporter.h"
+#include "compiler/Import/TorchScript/AtenHandlers.h"
+
+#include "dialects/DTG/IR/DTGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/passes/peephole.h>
+#include <torch/script.h>
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::dtc;
+using namespace mlir::dtc::torchscript;
+
+bool mlir::dtc::hasTorchScriptSupport() { return true; }
+
+namespace {
+
+/// The first line of a c10::Error's message (its backtrace follows).
+std::string errorReason(const std::exception &e) {
+  std::string what = e.what();
+  size_t newline = what.find('\n');
+  return newline == std::string::npos ? what : what.substr(0, newline);
+}
+
+} // namespace
+
+FailureOr<Type> mlir::dtc::torchscript::elementTypeOf(MLIRContext *context,
+                                                      c10::ScalarType type) {
+  Builder b(context);
+  switch (type) {
+  case c10::ScalarType::Float:
+    return b.getF32Type();
+  case c10::ScalarType::Double:
+    return b.getF64Type();
+  case c10::ScalarType::Half:
+    return b.getF16Type();
+  case c10::ScalarType::BFloat16:
+    return b.getBF16Type();
+  case c10::ScalarType::Long:
+    return b.getI64Type();
+  case c10::ScalarType::Int:
+    return b.getI32Type();
+  case c10::ScalarType::Bool:
+    return b.getI1Type();
+  default:
+    return failure();
+  }
+}
+
+Location GraphMapper::locationOf(const torch::jit::Node *node) {
+  std::string name = node->kind().toQualString();
+  Location file = fileLoc;
+  // The line in the user's forward that the node came from: the outermost
+  // frame of the call stack inlining left (the node's own range is inside
+  // torch.nn's functions), else its own.
+  torch::jit::SourceRange range = node->sourceRange();
+  if (c10::optional<torch::jit::InlinedCallStackPtr> stack = node->callstack())
+    if (!(*stack)->vec().empty())
+      range = std::get<1>((*stack)->vec().front());
+  if (auto original = range.findSourceRangeThatGenerated())
+    range = *original;
+  if (auto where = range.file_line_col())
+    file = FileLineColLoc::get(context, std::get<0>(*where),
+                               static_cast<unsigned>(std::get<1>(*where)),
+                               static_cast<unsigned>(std::get<2>(*where)));
+  return NameLoc::get(StringAttr::get(context, name), file);
+}
+
+LogicalResult GraphMapper::fail(const torch::jit::Node *node,
+                                const Twine &message) {
+  return emitError(locationOf(node))
+         << node->kind().toQualString() << ": " << message;
+}
+
+LogicalResult GraphMapper::unsupported(const torch::jit::Node *node,
+                                       const Twine &what) {
+  failureKind = ImportFailure::Unsupported;
+  return emitError(locationOf(node))
+         << node->kind().toQualString() << ": " << what << " is not supported";
+}
+
+FailureOr<Value> GraphMapper::tensor(const torch::jit::Node *node,
+                                     const torch::jit::Value *value) {
+  auto it = values.find(value);
+  if (it != values.end())
+    return it->second;
+  // A tensor constant: a frozen buffer (state or constant) or a literal.
+  if (c10::optional<c10::IValue> constant = torch::jit::toIValue(value))
+    if (constant->isTensor())
+      return tensorConstant(node, constant->toTensor());
+  return fail(node, "input '" + value->debugName() +
+                        "' is not a tensor known while importing");
+}
+
+FailureOr<c10::IValue> GraphMapper::scalar(const torch::jit::Node *node,
+                                           const torch::jit::Value *value) {
+  auto it = scalars.find(value);
+  if (it != scalars.end())
+    return it->second;
+  if (c10::optional<c10::IValue> constant = torch::jit::toIValue(value))
+    return *constant;
+  return fail(node, "input '" + value->debugName() +
+                        "' must be known while importing (a data-dependent "
+                        "value is not supported)");
+}
+
+FailureOr<int64_t> GraphMapper::scalarInt(const torch::jit::Node *node,
+                                          const torch::jit::Value *value) {
+  FailureOr<c10::IValue> v = scalar(node, value);
+  if (failed(v))
+    return failure();
+  if (v->isInt())
+    return v->toInt();
+  if (v->isBool())
+    return int64_t(v->toBool());
+  return fail(node, "input '" + value->debugName() + "' is not an int");
+}
+
+FailureOr<double> GraphMapper::scalarDouble(const torch::jit::Node *node,
+                                            const torch::jit::Value *value) {
+  FailureOr<c10::IValue> v = scalar(node, value);
+  if (failed(v))
+    return failure();
+  if (v->isDouble())
+    return v->toDouble();
+  if (v->isInt())
+    return double(v->toInt());
+  if (v->isBool())
+    return double(v->toBool());
+  return fail(node, "input '" + value->debugName() + "' is not a number");
+}
+
+FailureOr<SmallVector<int64_t>>
+GraphMapper::scalarInts(const torch::jit::Node *node,
+                        const torch::jit::Value *value) {
+  FailureOr<c10::IValue> v = scalar(node, value);
+  if (failed(v))
+    return failure();
+  SmallVector<int64_t> ints;
+  if (v->isInt()) {
+    ints.push_back(v->toInt());
+    return ints;
+  }
+  if (v->isIntList()) {
+    for (int64_t i : v->toIntVector())
+      ints.push_back(i);
+    return ints;
+  }
+  if (v->isList()) {
+    for (const c10::IValue &e : v->toListRef()) {
+      if (!e.isInt())
+        return fail(node,
+                    "input '" + value->debugName() + "' is not a list of ints");
+      ints.push_back(e.toInt());
+    }
+    return ints;
+  }
+  return fail(node, "input '" + value->debugName() + "' is not a list of ints");
+}
+
+bool GraphMapper::isNone(const torch::jit::Value *value) {
+  if (value->type()->kind() == c10::TypeKind::NoneType)
+    return true;
+  c10::optional<c10::IValue> constant = torch::jit::toIValue(value);
+  return constant && constant->isNone();
+}
+
+FailureOr<SmallVector<Value>>
+GraphMapper::create(const torch::jit::Node *node, StringRef opName,
+                    ValueRange operands, ArrayRef<NamedAttribute> attributes,
+                    unsigned numResults) {
+  Location loc = locationOf(node);
+  OperationState state(loc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  state.addTypes(SmallVector<Type>(numResults, NoneType::get(context)));
+  Operation *op = builder.create(state);
+  auto inferable = dyn_cast<InferTypeOpInterface>(op);
+  SmallVector<Type> types;
+  if (!inferable ||
+      failed(inferable.inferReturnTypes(
+          context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types)) ||
+      types.size() != op->getNumResults()) {
+    op->erase();
+    return failure();
+  }
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+  if (failed(verify(op, /*verifyRecursively=*/false))) {
+    op->erase();
+    return failure();
+  }
+  return SmallVector<Value>(op->getResults());
+}
+
+Value GraphMapper::constant(Location loc, const dtg::interp::Tensor &value) {
+  return builder.create<dtg::ConstantOp>(loc, dtg::interp::tensorToAttr(value));
+}
+
+FailureOr<Value> GraphMapper::tensorConstant(const torch::jit::Node *node,
+                                             const at::Tensor &value) {
+  auto named = bufferNames.find(value.data_ptr());
+  if (named != bufferNames.end()) {
+    auto existing = arguments.find(named->second);
+    if (existing != arguments.end())
+      return existing->second;
+  }
+  FailureOr<Type> element = elementTypeOf(context, value.scalar_type());
+  if (failed(element))
+    return unsupported(node,
+                       "a tensor constant of type " +
+                           std::string(c10::toString(value.scalar_type())));
+  at::Tensor contiguous = value.contiguous().to(at::kDouble);
+  dtg::interp::Tensor t = dtg::interp::Tensor::zeros(
+      *element,
+      SmallVector<int64_t>(value.sizes().begin(), value.sizes().end()));
+  const double *data = contiguous.data_ptr<double>();
+  for (int64_t k = 0, e = t.numElements(); k < e; ++k) {
+    if (t.isFloat())
+      t.set(k, data[k]);
+    else
+      t.setInt(k, static_cast<int64_t>(data[k]));
+  }
+  return constant(locationOf(node), t);
+}
+
+FailureOr<Value> GraphMapper::argument(const torch::jit::Node *node,
+                                       const std::string &name,
+                                       const at::Tensor &value,
+                                       StringRef role) {
+  auto existing = arguments.find(name);
+  if (existing != arguments.end())
+    return existing->second;
+  FailureOr<Type> element = elementTypeOf(context, value.scalar_type());
+  if (failed(element) || !isa<FloatType>(*element))
+    return unsupported(node,
+                       Twine(role) + " '" + name + "' of type " +
+                           std::string(c10::toString(value.scalar_type())));
+  SmallVector<int64_t> shape(value.sizes().begin(), value.sizes().end());
+  auto type = RankedTensorType::get(shape, *element);
+  // The bytes as they are, copied into a blob the module owns.
+  at::Tensor contiguous = value.detach().contiguous();
+  size_t bytes = contiguous.numel() * contiguous.element_size();
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      bytes, contiguous.element_size(), /*dataIsMutable=*/true);
+  if (bytes)
+    std::memcpy(blob.getMutableData().data(), contiguous.data_ptr(), bytes);
+  std::string key = "torch_";
+  for (char c : name)
+    key += llvm::isAlnum(c) ? c : '_';
+  auto initial = DenseResourceElementsAttr::get(type, key, std::move(blob));
+  NamedAttrList attributes;
+  attributes.append(attrs::kName, builder.getStringAttr(name));
+  attributes.append(attrs::kRole, builder.getStringAttr(role));
+  attributes.append(attrs::kInitial, initial);
+  unsigned index = func.getNumArguments();
+  func.insertArgument(index, type, attributes.getDictionary(context), fileLoc);
+  Value arg = func.getArgument(index);
+  arguments[name] = arg;
+  return arg;
+}
+
+std::optional<std::string>
+GraphMapper::bufferName(const torch::jit::Value *value) {
+  c10::optional<c10::IValue> constant = torch::jit::toIValue(value);
+  if (!constant || !constant->isTensor())
+    return std::nullopt;
+  auto it = bufferNames.find(constant->toTensor().data_ptr());
+  if (it == bufferNames.end())
+    return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+/// Maps one frozen, inlined forward graph onto @main.
+class ModuleImporter : public GraphMapper {
+public:
+  ModuleImporter(MLIRContext *context, StringRef path,
+                 const ImportOptions &options)
+      : GraphMapper(context, path, options) {}
+
+  FailureOr<OwningOpRef<ModuleOp>> run();
+
+private:
+  LogicalResult load();
+  LogicalResult addInputs(const std::shared_ptr<torch::jit::Graph> &graph);
+  LogicalResult importNode(torch::jit::Node *node);
+
+  torch::jit::Module module;
+  std::map<std::string, at::Tensor> parameterTensors;
+  /// Module paths of the values prim::GetAttr reads submodules into.
+  llvm::DenseMap<const torch::jit::Value *, std::string> modulePaths;
+  OwningOpRef<ModuleOp> result;
+};
+
+} // namespace
+
+LogicalResult ModuleImporter::load() {
+  try {
+    torch::jit::Module loaded = torch::jit::load(path);
+    for (const torch::jit::NameTensor &p : loaded.named_parameters())
+      parameterTensors[p.name] = p.value;
+    for (const torch::jit::NameTensor &b : loaded.named_buffers())
+      bufferNames[b.value.data_ptr()] = b.name;
+    // Parameters stay attributes; everything else (the `training` flag,
+    // submodules' constants, buffers) folds.
+    module = torch::jit::freeze_module(loaded, {}, /*freezeInterfaces=*/true,
+                                       /*preserveParameters=*/true);
+  } catch (const std::exception &e) {
+    failureKind = ImportFailure::Invalid;
+    return emitError(fileLoc, "cannot load the TorchScript module: ")
+           << errorReason(e);
+  }
+  return success();
+}
+
+LogicalResult
+ModuleImporter::addInputs(const std::shared_ptr<torch::jit::Graph> &graph) {
+  // Input 0 is `self`.
+  for (size_t i = 1; i < graph->inputs().size(); ++i) {
+    const torch::jit::Value *input = graph->inputs()[i];
+    std::string name = input->debugName();
+    // Scripted modules suffix names (`x.1`); the Python name is the stem.
+    if (size_t dot = name.find('.'); dot != std::string::npos)
+      name = name.substr(0, dot);
+    auto tensorType = input->type()->cast<c10::TensorType>();
+    if (!tensorType)
+      return emitError(fileLoc, "forward's argument '")
+             << name << "' is not a tensor (" << input->type()->str()
+             << "); only tensor arguments are supported";
+    SmallVector<int64_t> shape;
+    Type element = builder.getF32Type();
+    auto given = options.inputShapes.find(name);
+    if (given != options.inputShapes.end()) {
+      shape.assign(given->second.begin(), given->second.end());
+    } else if (auto sizes = tensorType->sizes().concrete_sizes()) {
+      shape.assign(sizes->begin(), sizes->end());
+    } else {
+      return emitError(fileLoc, "forward's argument '")
+             << name
+             << "' has no shape in the module: give it with "
+                "--input-shape "
+             << name << "=DIMxDIM[:DTYPE]";
+    }
+    auto givenType = options.inputTypes.find(name);
+    if (givenType != options.inputTypes.end()) {
+      element = elementTypeNamed(context, givenType->second);
+    } else if (auto scalarType = tensorType->scalarType()) {
+      FailureOr<Type> known = elementTypeOf(context, *scalarType);
+      if (failed(known))
+        return emitError(fileLoc, "forward's argument '")
+               << name << "' has the unsupported type "
+               << c10::toString(*scalarType);
+      element = *known;
+    }
+    if (options.batch && !shape.empty())
+      shape[0] = *options.batch;
+    NamedAttrList attributes;
+    attributes.append(attrs::kName, builder.getStringAttr(name));
+    attributes.append(attrs::kRole, builder.getStringAttr("input"));
+    unsigned index = func.getNumArguments();
+    func.insertArgument(index, RankedTensorType::get(shape, element),
+                        attributes.getDictionary(context), fileLoc);
+    values[input] = func.getArgument(index);
+  }
+  return success();
+}
+
+LogicalResult ModuleImporter::importNode(torch::jit::Node *node) {
+  using torch::jit::prim::GetAttr;
+  c10::Symbol kind = node->kind();
+  if (kind == c10::prim::Constant) {
+    if (node->output()->type()->kind() != c10::TypeKind::TensorType)
+      if (c10::optional<c10::IValue> v = torch::jit::toIValue(node->output()))
+        scalars[node->output()] = *v;
+    return success(); // tensors are materialized where they are used
+  }
+  if (kind == GetAttr) {
+    std::string base;
+    auto parent = modulePaths.find(node->input(0));
+    if (parent != modulePaths.end())
+      base = parent->second;
+    std::string name = node->s(c10::attr::name);
+    std::string full = base.empty() ? name : base + "." + name;
+    if (node->output()->type()->cast<c10::ClassType>()) {
+      modulePaths[node->output()] = full;
+      return success();
+    }
+    auto param = parameterTensors.find(full);
+    if (param == parameterTensors.end())
+      return unsupported(node, "attribute '" + full +
+                                   "' (not a parameter after freezing)");
+    FailureOr<Value> arg =
+        argument(node, full, param->second,
+                 param->second.requires_grad() ? "parameter" : "constant");
+    if (failed(arg))
+      return failure();
+    values[node->output()] = *arg;
+    return success();
+  }
+  if (kind == c10::prim::If || kind == c10::prim::Loop)
+    return unsupported(node, "control flow that freezing cannot remove (its "
+                             "condition or trip count depends on the data)");
+  const AtenHandler *handler = lookupAtenHandler(kind.toQualString());
+  if (!handler) {
+    failureKind = ImportFailure::Unsupported;
+    return emitError(locationOf(node), "op '")
+           << kind.toQualString() << "' is not supported";
+  }
+  return (*handler)(*this, node);
+}
+
+FailureOr<OwningOpRef<ModuleOp>> ModuleImporter::run() {
+  loadImportedDialects(context);
+  if (failed(load()))
+    return failure();
+  std::shared_ptr<torch::jit::Graph> graph;
+  try {
+    graph = module.get_method("forward").graph()->copy();
+    torch::jit::Inline(*graph);
+    torch::jit::LowerAllTuples(graph);
+    torch::jit::ConstantPropagation(graph);
+    torch::jit::PeepholeOptimize(graph);
+    torch::jit::EliminateDeadCode(graph);
+  } catch (const std::exception &e) {
+    failureKind = ImportFailure::Unsupported;
+    return emitError(fileLoc, "cannot prepare the module's forward: ")
+           << errorReason(e);
+  }
+  result = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(result->getBody());
+  func = builder.create<func::FuncOp>(fileLoc, "main",
+                                      FunctionType::get(context, {}, {}));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  if (failed(addInputs(graph)))
+    return failure();
+  for (torch::jit::Node *node : graph->nodes())
+    if (failed(importNode(node)))
+      return failure();
+
+  SmallVector<Value> results;
+  for (const torch::jit::Value *output : graph->outputs()) {
+    auto it = values.find(output);
+    if (it == values.end()) {
+      failureKind = ImportFailure::Unsupported;
+      return emitError(fileLoc, "forward returns '")
+             << output->debugName() << "' of type " << output->type()->str()
+             << "; only tensors (or tuples of them) are supported";
+    }
+    results.push_back(it->second);
+  }
+  builder.create<func::ReturnOp>(fileLoc, results);
+  func.setFunctionType(FunctionType::get(context, body->getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  for (unsigned i = 0; i < results.size(); ++i)
+    func.setResultAttr(i, attrs::kName,
+                       builder.getStringAttr("output" + std::to_string(i)));
+  if (failed(verify(*result)))
+    return failure();
+  return std::move(result);
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::dtc::importTorchScriptModel(MLIRContext *context, StringRef path,
+                                  const ImportOptions &options,
+                                  ImportFailure *failureKind) {
+  ModuleImporter importer(context, path, options);
+  FailureOr<OwningOpRef<ModuleOp>> module = importer.run();
+  if (failureKind)
+    *failureKind = importer.failureKind;
+  return module;
+}

@@ -1,0 +1,50 @@
+"""Writes TorchScript modules the importer must refuse, each saved with
+torch.jit.save into OUT: an op dtc does not support (unsupported_op.pt,
+torch.cumprod on the line marked CUMPROD), control flow on the data that
+freezing cannot remove (data_dependent.pt, the `if` marked BRANCH), and
+files that are not TorchScript archives (truncated.pt: the first half of
+one; text.pt). Usage: make_modules.py OUT"""
+import os
+import sys
+
+import torch
+from torch import nn
+
+
+class UnsupportedOp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.cumprod(self.fc(x), 0).sum()  # CUMPROD
+
+
+class DataDependent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if bool(h.sum() > 0):  # BRANCH
+            h = h * 2
+        return h.sum()
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    torch.jit.script(UnsupportedOp()).save(os.path.join(out,
+                                                        "unsupported_op.pt"))
+    torch.jit.script(DataDependent()).save(os.path.join(out,
+                                                        "data_dependent.pt"))
+    with open(os.path.join(out, "unsupported_op.pt"), "rb") as f:
+        whole = f.read()
+    with open(os.path.join(out, "truncated.pt"), "wb") as f:
+        f.write(whole[:len(whole) // 2])
+    with open(os.path.join(out, "text.pt"), "w") as f:
+        f.write("not a model\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
