@@ -13,6 +13,9 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <cmath>
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::dtc;
 using namespace mlir::dtc::torchscript;
@@ -111,9 +114,19 @@ LogicalResult binary(GraphMapper &m, torch::jit::Node *node) {
         return failure();
     }
   }
-  if (node->inputs().size() > 2 && !hasAlpha &&
-      !GraphMapper::isNone(node->input(2)))
+  if (node->inputs().size() > 2 && !hasAlpha && !m.isNone(node->input(2)))
     return m.unsupported(node, "a rounding mode");
+  // PyTorch's promotion: a 0-d operand (a traced Python number) takes the
+  // other's element type.
+  Type ta = typeOf(*a).getElementType(), tb = typeOf(*b).getElementType();
+  if (ta != tb) {
+    bool castB = typeOf(*b).getRank() == 0 && typeOf(*a).getRank() > 0;
+    Value &from = castB ? *b : *a;
+    Type to = castB ? ta : tb;
+    from = m.builder.create<dtg::CastOp>(
+        m.locationOf(node), RankedTensorType::get(typeOf(from).getShape(), to),
+        from);
+  }
   return setTensor(m, node, m.make<OpTy>(node, {*a, *b}));
 }
 
@@ -159,7 +172,7 @@ LogicalResult importLinear(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<Value> y = m.make<dtg::MatMulOp>(node, {*x, *wt});
   if (failed(y))
     return failure();
-  if (node->inputs().size() > 2 && !GraphMapper::isNone(node->input(2))) {
+  if (node->inputs().size() > 2 && !m.isNone(node->input(2))) {
     FailureOr<Value> b = m.tensor(node, node->input(2));
     if (failed(b))
       return failure();
@@ -185,7 +198,7 @@ LogicalResult importSoftmax(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<int64_t> dim = m.scalarInt(node, node->input(1));
   if (failed(dim))
     return failure();
-  if (node->inputs().size() > 2 && !GraphMapper::isNone(node->input(2)))
+  if (node->inputs().size() > 2 && !m.isNone(node->input(2)))
     return m.unsupported(node, "a dtype argument");
   FailureOr<int64_t> axis = normalizeDim(m, node, *dim, typeOf(*x).getRank());
   if (failed(axis))
@@ -209,7 +222,7 @@ LogicalResult importCrossEntropy(GraphMapper &m, torch::jit::Node *node) {
                                    std::to_string(typeOf(*x).getRank()) +
                                    " (only [N, C] with targets [N])");
   Value weight;
-  if (!GraphMapper::isNone(node->input(2))) {
+  if (!m.isNone(node->input(2))) {
     FailureOr<Value> w = m.tensor(node, node->input(2));
     if (failed(w))
       return failure();
@@ -257,14 +270,14 @@ LogicalResult importLayerNorm(GraphMapper &m, torch::jit::Node *node) {
     return m.fail(node, "normalized_shape does not match the input's "
                         "trailing dimensions");
   Value scale = scalarConstant(m, node, type.getElementType(), 1.0);
-  if (!GraphMapper::isNone(node->input(2))) {
+  if (!m.isNone(node->input(2))) {
     FailureOr<Value> w = m.tensor(node, node->input(2));
     if (failed(w))
       return failure();
     scale = *w;
   }
   SmallVector<Value> operands{*x, scale};
-  if (!GraphMapper::isNone(node->input(3))) {
+  if (!m.isNone(node->input(3))) {
     FailureOr<Value> b = m.tensor(node, node->input(3));
     if (failed(b))
       return failure();
@@ -425,6 +438,23 @@ LogicalResult importSize(GraphMapper &m, torch::jit::Node *node) {
 /// Integer arithmetic on sizes (aten::add.int, mul.int, floordiv, ...).
 template <char opChar>
 LogicalResult intArithmetic(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<c10::IValue> va = m.scalar(node, node->input(0)),
+                         vb = m.scalar(node, node->input(1));
+  if (failed(va) || failed(vb))
+    return failure();
+  if (opChar == 'd' || va->isDouble() || vb->isDouble()) {
+    FailureOr<double> x = m.scalarDouble(node, node->input(0)),
+                      y = m.scalarDouble(node, node->input(1));
+    if (failed(x) || failed(y))
+      return failure();
+    double r = opChar == '+'   ? *x + *y
+               : opChar == '-' ? *x - *y
+               : opChar == '*' ? *x * *y
+               : opChar == '/' ? std::floor(*x / *y)
+                               : *x / *y;
+    m.scalars[node->output()] = c10::IValue(r);
+    return success();
+  }
   FailureOr<int64_t> a = m.scalarInt(node, node->input(0)),
                      b = m.scalarInt(node, node->input(1));
   if (failed(a) || failed(b))
@@ -454,7 +484,8 @@ LogicalResult intArithmetic(GraphMapper &m, torch::jit::Node *node) {
 template <char opChar,
           LogicalResult (*tensorForm)(GraphMapper &, torch::jit::Node *)>
 LogicalResult arithmetic(GraphMapper &m, torch::jit::Node *node) {
-  if (node->input(0)->type()->kind() == c10::TypeKind::TensorType)
+  if (node->input(0)->type()->kind() == c10::TypeKind::TensorType &&
+      !m.scalars.count(node->input(0)))
     return tensorForm(m, node);
   return intArithmetic<opChar>(m, node);
 }
@@ -544,7 +575,7 @@ LogicalResult importReduce(GraphMapper &m, torch::jit::Node *node) {
   size_t dtypeIndex = 1;
   if (node->inputs().size() >= 3 &&
       node->input(1)->type()->kind() != c10::TypeKind::NoneType &&
-      !GraphMapper::isNone(node->input(1))) {
+      !m.isNone(node->input(1))) {
     FailureOr<SmallVector<int64_t>> dims = m.scalarInts(node, node->input(1));
     if (failed(dims))
       return failure();
@@ -562,8 +593,7 @@ LogicalResult importReduce(GraphMapper &m, torch::jit::Node *node) {
     keepdim = *keep;
     dtypeIndex = 3;
   }
-  if (node->inputs().size() > dtypeIndex &&
-      !GraphMapper::isNone(node->input(dtypeIndex)))
+  if (node->inputs().size() > dtypeIndex && !m.isNone(node->input(dtypeIndex)))
     return m.unsupported(node, "a dtype argument");
   if (axes.empty())
     for (int64_t d = 0; d < rank; ++d)
@@ -577,11 +607,25 @@ LogicalResult importReduce(GraphMapper &m, torch::jit::Node *node) {
                                   m.builder.getBoolAttr(keepdim))}));
 }
 
-/// Comparisons of a tensor with a tensor or a scalar.
+/// Comparisons of a tensor with a tensor or a scalar, or of two numbers
+/// known while importing.
 template <typename OpTy>
 LogicalResult compare(GraphMapper &m, torch::jit::Node *node) {
-  if (node->input(0)->type()->kind() != c10::TypeKind::TensorType)
-    return m.unsupported(node, "comparing scalars");
+  if (node->input(0)->type()->kind() != c10::TypeKind::TensorType ||
+      m.scalars.count(node->input(0))) {
+    FailureOr<double> a = m.scalarDouble(node, node->input(0)),
+                      b = m.scalarDouble(node, node->input(1));
+    if (failed(a) || failed(b))
+      return failure();
+    bool r = std::is_same_v<OpTy, dtg::GreaterOp>        ? *a > *b
+             : std::is_same_v<OpTy, dtg::GreaterEqualOp> ? *a >= *b
+             : std::is_same_v<OpTy, dtg::LessOp>         ? *a < *b
+             : std::is_same_v<OpTy, dtg::LessEqualOp>    ? *a <= *b
+             : std::is_same_v<OpTy, dtg::EqualOp>        ? *a == *b
+                                                         : false;
+    m.scalars[node->output()] = c10::IValue(r);
+    return success();
+  }
   FailureOr<Value> a = m.tensor(node, node->input(0));
   if (failed(a))
     return failure();
@@ -595,10 +639,466 @@ LogicalResult compare(GraphMapper &m, torch::jit::Node *node) {
 /// into Python, which decides something (an if, a size) while the
 /// compiled step cannot.
 LogicalResult dataDependent(GraphMapper &m, torch::jit::Node *node) {
-  if (node->input(0)->type()->kind() != c10::TypeKind::TensorType)
+  if (node->input(0)->type()->kind() != c10::TypeKind::TensorType ||
+      m.scalars.count(node->input(0)))
     return importInt(m, node);
   return m.unsupported(node, "reading a tensor's value into the program "
                              "(a data-dependent value or branch)");
+}
+
+NamedAttribute i64Array(GraphMapper &m, StringRef name,
+                        ArrayRef<int64_t> values) {
+  return m.builder.getNamedAttr(name, m.builder.getDenseI64ArrayAttr(values));
+}
+
+/// An int list argument of a k-D window (one value repeats).
+FailureOr<SmallVector<int64_t>> windowInts(GraphMapper &m,
+                                           torch::jit::Node *node, unsigned i,
+                                           int64_t k, int64_t fallback) {
+  SmallVector<int64_t> values;
+  if (i < node->inputs().size() && !m.isNone(node->input(i))) {
+    FailureOr<SmallVector<int64_t>> given = m.scalarInts(node, node->input(i));
+    if (failed(given))
+      return failure();
+    values = *given;
+  }
+  if (values.empty())
+    values.assign(k, fallback);
+  if (values.size() == 1)
+    values.assign(k, values.front());
+  if (static_cast<int64_t>(values.size()) != k)
+    return m.fail(node, "a window argument has " +
+                            std::to_string(values.size()) + " values for " +
+                            std::to_string(k) + " spatial dimensions");
+  return values;
+}
+
+SmallVector<int64_t> symmetricPads(ArrayRef<int64_t> padding) {
+  SmallVector<int64_t> pads(padding);
+  pads.append(padding.begin(), padding.end());
+  return pads;
+}
+
+/// conv2d(x, w, b, stride, padding, dilation, groups) and the traced
+/// _convolution(x, w, b, stride, padding, dilation, transposed,
+/// output_padding, groups, ...).
+LogicalResult importConvolution(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<Value> x = m.tensor(node, node->input(0)),
+                   w = m.tensor(node, node->input(1));
+  if (failed(x) || failed(w))
+    return failure();
+  int64_t k = typeOf(*x).getRank() - 2;
+  bool traced =
+      node->kind().toQualString() == std::string("aten::_convolution");
+  if (traced) {
+    FailureOr<int64_t> transposed = m.scalarInt(node, node->input(6));
+    if (failed(transposed))
+      return failure();
+    if (*transposed)
+      return m.unsupported(node, "a transposed convolution");
+  }
+  if (!traced && node->input(4)->type()->kind() == c10::TypeKind::StringType)
+    return m.unsupported(node, "padding given as a string");
+  FailureOr<SmallVector<int64_t>> strides = windowInts(m, node, 3, k, 1),
+                                  padding = windowInts(m, node, 4, k, 0),
+                                  dilations = windowInts(m, node, 5, k, 1);
+  FailureOr<int64_t> groups = m.scalarInt(node, node->input(traced ? 8 : 6));
+  if (failed(strides) || failed(padding) || failed(dilations) || failed(groups))
+    return failure();
+  SmallVector<Value> operands{*x, *w};
+  if (!m.isNone(node->input(2))) {
+    FailureOr<Value> b = m.tensor(node, node->input(2));
+    if (failed(b))
+      return failure();
+    operands.push_back(*b);
+  }
+  return setTensor(m, node,
+                   m.make<dtg::ConvOp>(
+                       node, operands,
+                       {i64Array(m, "strides", *strides),
+                        i64Array(m, "pads", symmetricPads(*padding)),
+                        i64Array(m, "dilations", *dilations),
+                        m.builder.getNamedAttr(
+                            "group", m.builder.getI64IntegerAttr(*groups))}));
+}
+
+/// max_pool2d(x, kernel, stride, padding, dilation, ceil_mode) and
+/// avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad,
+/// divisor_override).
+template <bool isMax>
+LogicalResult importPool(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<Value> x = m.tensor(node, node->input(0));
+  if (failed(x))
+    return failure();
+  int64_t k = typeOf(*x).getRank() - 2;
+  FailureOr<SmallVector<int64_t>> kernel = windowInts(m, node, 1, k, 1);
+  if (failed(kernel))
+    return failure();
+  FailureOr<SmallVector<int64_t>> strides = windowInts(m, node, 2, k, 0),
+                                  padding = windowInts(m, node, 3, k, 0);
+  if (failed(strides) || failed(padding))
+    return failure();
+  // An empty stride means the kernel's.
+  for (int64_t d = 0; d < k; ++d)
+    if ((*strides)[d] == 0)
+      (*strides)[d] = (*kernel)[d];
+  SmallVector<int64_t> dilations(k, 1);
+  unsigned ceilIndex = 4;
+  if (isMax) {
+    FailureOr<SmallVector<int64_t>> given = windowInts(m, node, 4, k, 1);
+    if (failed(given))
+      return failure();
+    dilations = *given;
+    ceilIndex = 5;
+  }
+  FailureOr<int64_t> ceil = m.scalarInt(node, node->input(ceilIndex));
+  if (failed(ceil))
+    return failure();
+  SmallVector<NamedAttribute> attrs{
+      i64Array(m, "kernel", *kernel), i64Array(m, "strides", *strides),
+      i64Array(m, "pads", symmetricPads(*padding)),
+      i64Array(m, "dilations", dilations),
+      m.builder.getNamedAttr("ceil_mode", m.builder.getBoolAttr(*ceil))};
+  if (isMax)
+    return setTensor(m, node, m.make<dtg::MaxPoolOp>(node, *x, attrs));
+  FailureOr<int64_t> include = m.scalarInt(node, node->input(5));
+  if (failed(include))
+    return failure();
+  if (node->inputs().size() > 6 && !m.isNone(node->input(6)))
+    return m.unsupported(node, "divisor_override");
+  attrs.push_back(m.builder.getNamedAttr("count_include_pad",
+                                         m.builder.getBoolAttr(*include)));
+  return setTensor(m, node, m.make<dtg::AvgPoolOp>(node, *x, attrs));
+}
+
+/// batch_norm(x, weight, bias, running_mean, running_var, training,
+/// momentum, eps, cudnn_enabled): the running statistics are the module's
+/// buffers, state the training step updates.
+LogicalResult importBatchNorm(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<Value> x = m.tensor(node, node->input(0));
+  if (failed(x))
+    return failure();
+  auto type = typeOf(*x);
+  int64_t channels = type.getDimSize(1);
+  SmallVector<Value> operands{*x};
+  for (unsigned i = 1; i <= 2; ++i) {
+    if (m.isNone(node->input(i))) {
+      Tensor fill = Tensor::zeros(type.getElementType(), {channels});
+      for (int64_t c = 0; c < channels; ++c)
+        fill.set(c, i == 1 ? 1.0 : 0.0);
+      operands.push_back(m.constant(m.locationOf(node), fill));
+      continue;
+    }
+    FailureOr<Value> v = m.tensor(node, node->input(i));
+    if (failed(v))
+      return failure();
+    operands.push_back(*v);
+  }
+  FailureOr<int64_t> training = m.scalarInt(node, node->input(5));
+  FailureOr<double> momentum = m.scalarDouble(node, node->input(6));
+  FailureOr<double> eps = m.scalarDouble(node, node->input(7));
+  if (failed(training) || failed(momentum) || failed(eps))
+    return failure();
+  for (unsigned i = 3; i <= 4; ++i) {
+    if (m.isNone(node->input(i)))
+      return m.unsupported(node, "BatchNorm without running statistics");
+    std::optional<std::pair<std::string, at::Tensor>> buffer =
+        m.buffer(node->input(i));
+    FailureOr<Value> v =
+        buffer ? m.argument(node, buffer->first, buffer->second, "state")
+               : m.tensor(node, node->input(i));
+    if (failed(v))
+      return failure();
+    operands.push_back(*v);
+  }
+  NamedAttribute epsilon =
+      m.builder.getNamedAttr("epsilon", m.builder.getF64FloatAttr(*eps));
+  if (!*training)
+    return setTensor(
+        m, node, m.make<dtg::BatchNormInferenceOp>(node, operands, epsilon));
+  // ONNX's (and dtg's) momentum weighs the running value: 1 - PyTorch's.
+  FailureOr<SmallVector<Value>> results =
+      m.create(node, dtg::BatchNormTrainingOp::getOperationName(), operands,
+               {epsilon,
+                m.builder.getNamedAttr(
+                    "momentum", m.builder.getF64FloatAttr(1 - *momentum)),
+                m.builder.getNamedAttr("unbiased_running_var",
+                                       m.builder.getBoolAttr(true))},
+               /*numResults=*/3);
+  if (failed(results))
+    return failure();
+  return setTensor(m, node, (*results)[0]);
+}
+
+/// embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse).
+LogicalResult importEmbedding(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<Value> w = m.tensor(node, node->input(0)),
+                   ids = m.tensor(node, node->input(1));
+  if (failed(w) || failed(ids))
+    return failure();
+  return setTensor(
+      m, node,
+      m.make<dtg::GatherOp>(
+          node, {*w, *ids},
+          m.builder.getNamedAttr("axis", m.builder.getI64IntegerAttr(0))));
+}
+
+/// arange(end | start, end[, step], dtype, ...): a constant.
+LogicalResult importArange(GraphMapper &m, torch::jit::Node *node) {
+  const c10::FunctionSchema *schema = node->maybeSchema();
+  if (!schema)
+    return m.unsupported(node, "an overload without a schema");
+  auto named = [&](StringRef name) -> const torch::jit::Value * {
+    for (auto [i, argument] : llvm::enumerate(schema->arguments()))
+      if (argument.name() == name && i < node->inputs().size())
+        return node->input(i);
+    return nullptr;
+  };
+  bool floats = false;
+  auto number = [&](StringRef name, double fallback) -> FailureOr<double> {
+    const torch::jit::Value *v = named(name);
+    if (!v || m.isNone(v))
+      return fallback;
+    FailureOr<c10::IValue> value = m.scalar(node, v);
+    if (failed(value))
+      return failure();
+    floats |= value->isDouble();
+    if (value->isInt())
+      return double(value->toInt());
+    if (value->isDouble())
+      return value->toDouble();
+    return m.fail(node, "'" + name.str() + "' is not a number");
+  };
+  FailureOr<double> start = number("start", 0), end = number("end", 0),
+                    step = number("step", 1);
+  if (failed(start) || failed(end) || failed(step))
+    return failure();
+  if (*step == 0)
+    return m.fail(node, "step is 0");
+  Type element =
+      floats ? Type(m.builder.getF32Type()) : Type(m.builder.getI64Type());
+  if (const torch::jit::Value *dtype = named("dtype");
+      dtype && !m.isNone(dtype)) {
+    FailureOr<int64_t> code = m.scalarInt(node, dtype);
+    if (failed(code))
+      return failure();
+    FailureOr<Type> given =
+        elementTypeOf(m.context, static_cast<c10::ScalarType>(*code));
+    if (failed(given))
+      return m.unsupported(node, "its dtype");
+    element = *given;
+  }
+  auto count = static_cast<int64_t>(std::ceil((*end - *start) / *step));
+  Tensor t = Tensor::zeros(element, {std::max<int64_t>(count, 0)});
+  for (int64_t k = 0; k < count; ++k) {
+    if (t.isFloat())
+      t.set(k, *start + k * *step);
+    else
+      t.setInt(k, static_cast<int64_t>(*start + k * *step));
+  }
+  return setTensor(m, node, m.constant(m.locationOf(node), t));
+}
+
+/// slice(x, dim, start, end, step), with None and out-of-range bounds as
+/// Python's.
+LogicalResult importSlice(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<Value> x = m.tensor(node, node->input(0));
+  FailureOr<int64_t> dim = m.scalarInt(node, node->input(1));
+  if (failed(x) || failed(dim))
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(*x).getShape();
+  auto rank = static_cast<int64_t>(shape.size());
+  FailureOr<int64_t> axis = normalizeDim(m, node, *dim, rank);
+  if (failed(axis))
+    return failure();
+  int64_t size = shape[*axis];
+  auto bound = [&](unsigned i, int64_t fallback) -> FailureOr<int64_t> {
+    if (m.isNone(node->input(i)))
+      return fallback;
+    FailureOr<int64_t> v = m.scalarInt(node, node->input(i));
+    if (failed(v))
+      return failure();
+    int64_t b = *v < 0 ? *v + size : *v;
+    return std::clamp<int64_t>(b, 0, size);
+  };
+  FailureOr<int64_t> start = bound(2, 0), end = bound(3, size);
+  FailureOr<int64_t> step = m.scalarInt(node, node->input(4));
+  if (failed(start) || failed(end) || failed(step))
+    return failure();
+  if (*step <= 0)
+    return m.unsupported(node, "a step that is not positive");
+  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
+  starts[*axis] = *start;
+  limits[*axis] = std::max(*start, *end);
+  steps[*axis] = *step;
+  if (starts[*axis] == 0 && limits[*axis] == size && *step == 1)
+    return importIdentity(m, node);
+  return setTensor(m, node,
+                   m.make<dtg::SliceOp>(node, *x,
+                                        {i64Array(m, "starts", starts),
+                                         i64Array(m, "limits", limits),
+                                         i64Array(m, "steps", steps)}));
+}
+
+/// split(x, size or sizes, dim) and chunk(x, chunks, dim): a list.
+LogicalResult importSplit(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<Value> x = m.tensor(node, node->input(0));
+  FailureOr<SmallVector<int64_t>> given = m.scalarInts(node, node->input(1));
+  FailureOr<int64_t> dim = m.scalarInt(node, node->input(2));
+  if (failed(x) || failed(given) || failed(dim))
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(*x).getShape();
+  auto rank = static_cast<int64_t>(shape.size());
+  FailureOr<int64_t> axis = normalizeDim(m, node, *dim, rank);
+  if (failed(axis))
+    return failure();
+  int64_t size = shape[*axis];
+  SmallVector<int64_t> sizes;
+  bool chunk = node->kind().toQualString() == std::string("aten::chunk");
+  bool list = node->input(1)->type()->kind() == c10::TypeKind::ListType;
+  if (list) {
+    sizes = *given;
+  } else {
+    int64_t each = given->front();
+    if (chunk)
+      each = (size + each - 1) / each;
+    if (each <= 0)
+      return m.fail(node, "a split size that is not positive");
+    for (int64_t o = 0; o < size; o += each)
+      sizes.push_back(std::min(each, size - o));
+  }
+  SmallVector<Value> parts;
+  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
+  int64_t offset = 0;
+  for (int64_t s : sizes) {
+    starts[*axis] = offset;
+    limits[*axis] = offset + s;
+    offset += s;
+    FailureOr<Value> part = m.make<dtg::SliceOp>(node, *x,
+                                                 {i64Array(m, "starts", starts),
+                                                  i64Array(m, "limits", limits),
+                                                  i64Array(m, "steps", steps)});
+    if (failed(part))
+      return failure();
+    parts.push_back(*part);
+  }
+  if (offset != size)
+    return m.fail(node, "the split sizes do not add up to the dimension");
+  m.tensorLists[node->output()] = std::move(parts);
+  return success();
+}
+
+/// masked_fill(x, mask, value): where(mask, value, x).
+LogicalResult importMaskedFill(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<Value> x = m.tensor(node, node->input(0)),
+                   mask = m.tensor(node, node->input(1));
+  if (failed(x) || failed(mask))
+    return failure();
+  FailureOr<Value> fill = tensorOrScalar(m, node, 2, *x);
+  if (failed(fill))
+    return failure();
+  return setTensor(m, node, m.make<dtg::WhereOp>(node, {*mask, *fill, *x}));
+}
+
+/// sqrt of a tensor, or of a number known while importing.
+LogicalResult importSqrt(GraphMapper &m, torch::jit::Node *node) {
+  if (node->input(0)->type()->kind() == c10::TypeKind::TensorType)
+    return unary<dtg::SqrtOp>(m, node);
+  FailureOr<double> v = m.scalarDouble(node, node->input(0));
+  if (failed(v))
+    return failure();
+  m.scalars[node->output()] = c10::IValue(std::sqrt(*v));
+  return success();
+}
+
+/// prim::NumToTensor of a size (traced shape arithmetic): stays a number.
+LogicalResult importNumToTensor(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<c10::IValue> v = m.scalar(node, node->input(0));
+  if (failed(v))
+    return failure();
+  m.scalars[node->output()] = *v;
+  return success();
+}
+
+/// prim::device / prim::dtype of a tensor: known while importing.
+LogicalResult importDevice(GraphMapper &m, torch::jit::Node *node) {
+  m.scalars[node->output()] = c10::IValue(c10::Device(c10::kCPU));
+  return success();
+}
+
+/// In-place updates of a frozen buffer nothing reads back (BatchNorm's
+/// num_batches_tracked += 1): dropped.
+LogicalResult importBufferUpdate(GraphMapper &m, torch::jit::Node *node) {
+  if (m.buffer(node->input(0)) && !node->output()->hasUses())
+    return success();
+  return m.unsupported(node, "an in-place update");
+}
+
+/// ne: not(eq), for tensors or numbers.
+LogicalResult importNe(GraphMapper &m, torch::jit::Node *node) {
+  if (failed(compare<dtg::EqualOp>(m, node)))
+    return failure();
+  if (auto known = m.scalars.find(node->output()); known != m.scalars.end()) {
+    known->second = c10::IValue(!known->second.toBool());
+    return success();
+  }
+  return setTensor(m, node, m.make<dtg::NotOp>(node, m.values[node->output()]));
+}
+
+/// aten::__getitem__ of a list (scalars or tensors) at a known index.
+LogicalResult importGetItem(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<int64_t> index = m.scalarInt(node, node->input(1));
+  if (failed(index))
+    return failure();
+  if (auto list = m.tensorLists.find(node->input(0));
+      list != m.tensorLists.end()) {
+    auto size = static_cast<int64_t>(list->second.size());
+    int64_t i = *index < 0 ? *index + size : *index;
+    if (i < 0 || i >= size)
+      return m.fail(node, "index out of range");
+    m.values[node->output()] = list->second[i];
+    return success();
+  }
+  FailureOr<c10::IValue> list = m.scalar(node, node->input(0));
+  if (failed(list))
+    return failure();
+  if (!list->isList())
+    return m.unsupported(node, "indexing something other than a list");
+  c10::ArrayRef<c10::IValue> elements = list->toListRef();
+  auto size = static_cast<int64_t>(elements.size());
+  int64_t i = *index < 0 ? *index + size : *index;
+  if (i < 0 || i >= size)
+    return m.fail(node, "index out of range");
+  m.scalars[node->output()] = elements[i];
+  return success();
+}
+
+/// aten::len of a list.
+LogicalResult importLen(GraphMapper &m, torch::jit::Node *node) {
+  if (auto list = m.tensorLists.find(node->input(0));
+      list != m.tensorLists.end()) {
+    m.scalars[node->output()] =
+        c10::IValue(static_cast<int64_t>(list->second.size()));
+    return success();
+  }
+  FailureOr<c10::IValue> list = m.scalar(node, node->input(0));
+  if (failed(list))
+    return failure();
+  if (!list->isList())
+    return m.unsupported(node, "the length of something other than a list");
+  m.scalars[node->output()] =
+      c10::IValue(static_cast<int64_t>(list->toListRef().size()));
+  return success();
+}
+
+/// aten::__is__ / __isnot__ against None.
+template <bool isNot>
+LogicalResult importIs(GraphMapper &m, torch::jit::Node *node) {
+  bool a = m.isNone(node->input(0)), b = m.isNone(node->input(1));
+  if (!a && !b)
+    return m.unsupported(node, "comparing identities other than with None");
+  m.scalars[node->output()] = c10::IValue(bool((a && b) != isNot));
+  return success();
 }
 
 const llvm::StringMap<AtenHandler> &handlers() {
@@ -613,14 +1113,32 @@ const llvm::StringMap<AtenHandler> &handlers() {
     t["aten::sigmoid"] = unary<dtg::SigmoidOp>;
     t["aten::exp"] = unary<dtg::ExpOp>;
     t["aten::log"] = unary<dtg::LogOp>;
-    t["aten::sqrt"] = unary<dtg::SqrtOp>;
+    t["aten::sqrt"] = importSqrt;
     t["aten::neg"] = unary<dtg::NegOp>;
     t["aten::gelu"] = importGelu;
     t["aten::add"] = arithmetic<'+', binary<dtg::AddOp, true>>;
     t["aten::sub"] = arithmetic<'-', binary<dtg::SubOp, true>>;
     t["aten::mul"] = arithmetic<'*', binary<dtg::MulOp>>;
-    t["aten::div"] = binary<dtg::DivOp>;
+    t["aten::div"] = arithmetic<'d', binary<dtg::DivOp>>;
     t["aten::floordiv"] = intArithmetic<'/'>;
+    t["aten::floor_divide"] = intArithmetic<'/'>;
+    t["prim::NumToTensor"] = importNumToTensor;
+    t["prim::device"] = importDevice;
+    t["aten::conv2d"] = importConvolution;
+    t["aten::conv1d"] = importConvolution;
+    t["aten::_convolution"] = importConvolution;
+    t["aten::max_pool2d"] = importPool<true>;
+    t["aten::avg_pool2d"] = importPool<false>;
+    t["aten::batch_norm"] = importBatchNorm;
+    t["aten::embedding"] = importEmbedding;
+    t["aten::arange"] = importArange;
+    t["aten::slice"] = importSlice;
+    t["aten::split"] = importSplit;
+    t["aten::chunk"] = importSplit;
+    t["aten::masked_fill"] = importMaskedFill;
+    t["aten::add_"] = importBufferUpdate;
+    t["aten::__is__"] = importIs<false>;
+    t["aten::__isnot__"] = importIs<true>;
     t["aten::Int"] = dataDependent;
     t["aten::Bool"] = dataDependent;
     t["aten::Float"] = dataDependent;
@@ -633,6 +1151,9 @@ const llvm::StringMap<AtenHandler> &handlers() {
     t["aten::lt"] = compare<dtg::LessOp>;
     t["aten::le"] = compare<dtg::LessEqualOp>;
     t["aten::eq"] = compare<dtg::EqualOp>;
+    t["aten::ne"] = importNe;
+    t["aten::__getitem__"] = importGetItem;
+    t["aten::len"] = importLen;
     t["aten::softmax"] = importSoftmax<dtg::SoftmaxOp>;
     t["aten::log_softmax"] = importSoftmax<dtg::LogSoftmaxOp>;
     t["aten::cross_entropy_loss"] = importCrossEntropy;

@@ -52,7 +52,9 @@ public:
   /// An int list (or one int) known while importing.
   FailureOr<SmallVector<int64_t>> scalarInts(const torch::jit::Node *node,
                                              const torch::jit::Value *value);
-  static bool isNone(const torch::jit::Value *value);
+  /// Whether `value` is None (a constant, or an absent attribute such as a
+  /// bias=False layer's).
+  bool isNone(const torch::jit::Value *value);
 
   /// Builds op `opName` with inferred result types at the node's location.
   FailureOr<SmallVector<Value>> create(const torch::jit::Node *node,
@@ -76,8 +78,14 @@ public:
   FailureOr<Value> argument(const torch::jit::Node *node,
                             const std::string &name, const at::Tensor &value,
                             StringRef role);
-  /// The buffer name of a tensor constant that freezing made of a buffer.
-  std::optional<std::string> bufferName(const torch::jit::Value *value);
+  /// Makes `to` hold what `from` holds (a tensor, list or scalar).
+  LogicalResult forward(const torch::jit::Node *node,
+                        const torch::jit::Value *from,
+                        const torch::jit::Value *to);
+  /// The name and value of a module buffer `value` holds: read through
+  /// prim::GetAttr, or a tensor constant that freezing made of it.
+  std::optional<std::pair<std::string, at::Tensor>>
+  buffer(const torch::jit::Value *value);
 
   MLIRContext *context;
   std::string path;
@@ -93,6 +101,9 @@ public:
   llvm::DenseMap<const torch::jit::Value *, SmallVector<Value>> tensorLists;
   /// Buffers by their data, as freezing turns them into constants.
   std::map<const void *, std::string> bufferNames;
+  /// Buffers read through prim::GetAttr (not yet materialized).
+  llvm::DenseMap<const torch::jit::Value *, std::pair<std::string, at::Tensor>>
+      bufferValues;
   std::map<std::string, Value> arguments;
 };
 

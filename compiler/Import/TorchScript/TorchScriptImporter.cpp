@@ -109,6 +109,8 @@ FailureOr<Value> GraphMapper::tensor(const torch::jit::Node *node,
   auto it = values.find(value);
   if (it != values.end())
     return it->second;
+  if (auto buffer = bufferValues.find(value); buffer != bufferValues.end())
+    return tensorConstant(node, buffer->second.second);
   // A tensor constant: a frozen buffer (state or constant) or a literal.
   if (c10::optional<c10::IValue> constant = torch::jit::toIValue(value))
     if (constant->isTensor())
@@ -122,8 +124,16 @@ FailureOr<c10::IValue> GraphMapper::scalar(const torch::jit::Node *node,
   auto it = scalars.find(value);
   if (it != scalars.end())
     return it->second;
-  if (c10::optional<c10::IValue> constant = torch::jit::toIValue(value))
+  if (c10::optional<c10::IValue> constant = torch::jit::toIValue(value)) {
+    // A one-element tensor constant (traced shape arithmetic) is a number.
+    if (constant->isTensor() && constant->toTensor().numel() == 1) {
+      at::Tensor t = constant->toTensor();
+      if (t.is_floating_point())
+        return c10::IValue(t.item<double>());
+      return c10::IValue(t.item<int64_t>());
+    }
     return *constant;
+  }
   return fail(node, "input '" + value->debugName() +
                         "' must be known while importing (a data-dependent "
                         "value is not supported)");
@@ -186,6 +196,8 @@ GraphMapper::scalarInts(const torch::jit::Node *node,
 bool GraphMapper::isNone(const torch::jit::Value *value) {
   if (value->type()->kind() == c10::TypeKind::NoneType)
     return true;
+  if (auto it = scalars.find(value); it != scalars.end())
+    return it->second.isNone();
   c10::optional<c10::IValue> constant = torch::jit::toIValue(value);
   return constant && constant->isNone();
 }
@@ -286,15 +298,17 @@ FailureOr<Value> GraphMapper::argument(const torch::jit::Node *node,
   return arg;
 }
 
-std::optional<std::string>
-GraphMapper::bufferName(const torch::jit::Value *value) {
+std::optional<std::pair<std::string, at::Tensor>>
+GraphMapper::buffer(const torch::jit::Value *value) {
+  if (auto read = bufferValues.find(value); read != bufferValues.end())
+    return read->second;
   c10::optional<c10::IValue> constant = torch::jit::toIValue(value);
   if (!constant || !constant->isTensor())
     return std::nullopt;
   auto it = bufferNames.find(constant->toTensor().data_ptr());
   if (it == bufferNames.end())
     return std::nullopt;
-  return it->second;
+  return std::make_pair(it->second, constant->toTensor());
 }
 
 namespace {
@@ -312,9 +326,12 @@ private:
   LogicalResult load();
   LogicalResult addInputs(const std::shared_ptr<torch::jit::Graph> &graph);
   LogicalResult importNode(torch::jit::Node *node);
+  LogicalResult importLoop(torch::jit::Node *node);
 
   torch::jit::Module module;
   std::map<std::string, at::Tensor> parameterTensors;
+  std::map<std::string, c10::IValue> attributeValues;
+  std::map<const void *, std::string> parameterByData;
   /// Module paths of the values prim::GetAttr reads submodules into.
   llvm::DenseMap<const torch::jit::Value *, std::string> modulePaths;
   OwningOpRef<ModuleOp> result;
@@ -325,10 +342,14 @@ private:
 LogicalResult ModuleImporter::load() {
   try {
     torch::jit::Module loaded = torch::jit::load(path);
-    for (const torch::jit::NameTensor &p : loaded.named_parameters())
+    for (const torch::jit::NameTensor &p : loaded.named_parameters()) {
       parameterTensors[p.name] = p.value;
+      parameterByData.try_emplace(p.value.data_ptr(), p.name);
+    }
     for (const torch::jit::NameTensor &b : loaded.named_buffers())
       bufferNames[b.value.data_ptr()] = b.name;
+    for (const torch::jit::NameValue &a : loaded.named_attributes())
+      attributeValues[a.name] = a.value;
     // Parameters stay attributes; everything else (the `training` flag,
     // submodules' constants, buffers) folds.
     module = torch::jit::freeze_module(loaded, {}, /*freezeInterfaces=*/true,
@@ -414,20 +435,62 @@ LogicalResult ModuleImporter::importNode(torch::jit::Node *node) {
       return success();
     }
     auto param = parameterTensors.find(full);
+    // A tied parameter (the GPT's head and embedding) is listed once, under
+    // its first name: the same tensor is the same argument.
     if (param == parameterTensors.end())
-      return unsupported(node, "attribute '" + full +
-                                   "' (not a parameter after freezing)");
+      if (auto attribute = attributeValues.find(full);
+          attribute != attributeValues.end() && attribute->second.isTensor())
+        if (auto tied =
+                parameterByData.find(attribute->second.toTensor().data_ptr());
+            tied != parameterByData.end())
+          param = parameterTensors.find(tied->second);
+    if (param != parameterTensors.end())
+      param =
+          parameterTensors.find(parameterByData.at(param->second.data_ptr()));
+    if (param == parameterTensors.end()) {
+      // A buffer (state or constant, as its consumer decides), None (an
+      // absent bias), or a number.
+      auto attribute = attributeValues.find(full);
+      if (attribute == attributeValues.end())
+        return unsupported(node, "attribute '" + full + "'");
+      if (attribute->second.isTensor())
+        bufferValues[node->output()] = {full, attribute->second.toTensor()};
+      else
+        scalars[node->output()] = attribute->second;
+      return success();
+    }
     FailureOr<Value> arg =
-        argument(node, full, param->second,
+        argument(node, param->first, param->second,
                  param->second.requires_grad() ? "parameter" : "constant");
     if (failed(arg))
       return failure();
     values[node->output()] = *arg;
     return success();
   }
-  if (kind == c10::prim::If || kind == c10::prim::Loop)
-    return unsupported(node, "control flow that freezing cannot remove (its "
-                             "condition or trip count depends on the data)");
+  if (kind == c10::prim::If) {
+    // A condition known while importing (an attribute freezing kept, such
+    // as BatchNorm's num_batches_tracked being there): the taken branch.
+    auto known = scalars.find(node->input(0));
+    c10::optional<c10::IValue> constant = torch::jit::toIValue(node->input(0));
+    c10::IValue condition = known != scalars.end() ? known->second
+                            : constant             ? *constant
+                                                   : c10::IValue();
+    if (!condition.isBool())
+      return unsupported(node, "control flow on a value of the data");
+    torch::jit::Block *taken = node->blocks()[condition.toBool() ? 0 : 1];
+    for (torch::jit::Node *inner : taken->nodes())
+      if (failed(importNode(inner)))
+        return failure();
+    for (auto [i, output] : llvm::enumerate(taken->outputs()))
+      if (failed(forward(node, output, node->output(i))))
+        return failure();
+    return success();
+  }
+  if (kind == c10::prim::Loop)
+    return importLoop(node);
+  if (kind == c10::prim::RaiseException)
+    return fail(node, "the module raises an exception here for these "
+                      "shapes");
   const AtenHandler *handler = lookupAtenHandler(kind.toQualString());
   if (!handler) {
     failureKind = ImportFailure::Unsupported;
@@ -435,6 +498,56 @@ LogicalResult ModuleImporter::importNode(torch::jit::Node *node) {
            << kind.toQualString() << "' is not supported";
   }
   return (*handler)(*this, node);
+}
+
+/// Copies what `from` holds to `to` (values, buffers, lists or scalars).
+LogicalResult GraphMapper::forward(const torch::jit::Node *node,
+                                   const torch::jit::Value *from,
+                                   const torch::jit::Value *to) {
+  if (auto v = values.find(from); v != values.end())
+    values[to] = v->second;
+  else if (auto b = bufferValues.find(from); b != bufferValues.end())
+    bufferValues[to] = b->second;
+  else if (auto l = tensorLists.find(from); l != tensorLists.end())
+    tensorLists[to] = l->second;
+  else if (FailureOr<c10::IValue> sv = scalar(node, from); succeeded(sv))
+    scalars[to] = *sv;
+  else
+    return failure();
+  return success();
+}
+
+/// prim::Loop with a trip count and condition known while importing
+/// (a loop over a shape's dimensions): unrolled.
+LogicalResult ModuleImporter::importLoop(torch::jit::Node *node) {
+  FailureOr<int64_t> trips = scalarInt(node, node->input(0));
+  FailureOr<int64_t> condition = scalarInt(node, node->input(1));
+  if (failed(trips) || failed(condition))
+    return unsupported(node, "a loop whose trip count depends on the data");
+  if (*trips > 4096)
+    return unsupported(node, "a loop of more than 4096 iterations");
+  torch::jit::Block *body = node->blocks()[0];
+  size_t carried = node->inputs().size() - 2;
+  for (size_t i = 0; i < carried; ++i)
+    if (failed(forward(node, node->input(2 + i), body->inputs()[1 + i])))
+      return failure();
+  for (int64_t trip = 0; trip < *trips && *condition; ++trip) {
+    scalars[body->inputs()[0]] = c10::IValue(trip);
+    for (torch::jit::Node *inner : body->nodes())
+      if (failed(importNode(inner)))
+        return failure();
+    FailureOr<int64_t> next = scalarInt(node, body->outputs()[0]);
+    if (failed(next))
+      return unsupported(node, "a loop whose condition depends on the data");
+    *condition = *next;
+    for (size_t i = 0; i < carried; ++i)
+      if (failed(forward(node, body->outputs()[1 + i], body->inputs()[1 + i])))
+        return failure();
+  }
+  for (size_t i = 0; i < carried; ++i)
+    if (failed(forward(node, body->inputs()[1 + i], node->output(i))))
+      return failure();
+  return success();
 }
 
 FailureOr<OwningOpRef<ModuleOp>> ModuleImporter::run() {
