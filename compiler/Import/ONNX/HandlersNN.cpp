@@ -477,6 +477,19 @@ FailureOr<Value> channelParameter(NodeImporter &n, Value param,
   return n.reshape(param, shape);
 }
 
+/// Output 0 = normalized * scale + bias (the per-channel tail of the
+/// instance and group normalizations).
+LogicalResult setScaledAndShifted(NodeImporter &n, Value normalized,
+                                  Value scale, Value bias) {
+  FailureOr<Value> scaled = n.make<dtg::MulOp>({normalized, scale});
+  if (failed(scaled))
+    return failure();
+  FailureOr<Value> y = n.make<dtg::AddOp>({*scaled, bias});
+  if (failed(y))
+    return failure();
+  return n.setOutput(0, *y);
+}
+
 /// InstanceNormalization: layer normalization over the spatial dimensions
 /// of each (sample, channel), then the per-channel scale and bias.
 LogicalResult importInstanceNorm(NodeImporter &n) {
@@ -502,13 +515,7 @@ LogicalResult importInstanceNorm(NodeImporter &n) {
        n.f64Attr("epsilon", n.getFloat("epsilon", 1e-5))});
   if (failed(normalized))
     return failure();
-  FailureOr<Value> scaled = n.make<dtg::MulOp>({*normalized, *s});
-  if (failed(scaled))
-    return failure();
-  FailureOr<Value> y = n.make<dtg::AddOp>({*scaled, *b});
-  if (failed(y))
-    return failure();
-  return n.setOutput(0, *y);
+  return setScaledAndShifted(n, *normalized, *s, *b);
 }
 
 /// GroupNormalization: x [N, C, D...] normalized over each of `num_groups`
@@ -571,13 +578,7 @@ LogicalResult importGroupNorm(NodeImporter &n) {
   FailureOr<Value> b = perChannel(*bias, "bias");
   if (failed(b))
     return failure();
-  FailureOr<Value> scaled = n.make<dtg::MulOp>({*normalized, *s});
-  if (failed(scaled))
-    return failure();
-  FailureOr<Value> y = n.make<dtg::AddOp>({*scaled, *b});
-  if (failed(y))
-    return failure();
-  return n.setOutput(0, *y);
+  return setScaledAndShifted(n, *normalized, *s, *b);
 }
 
 /// LpNormalization: x divided by its L1 or L2 norm along the axis.
