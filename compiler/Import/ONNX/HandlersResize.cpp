@@ -29,9 +29,7 @@ using dtg::interp::Tensor;
 
 namespace {
 
-RankedTensorType typeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType());
-}
+RankedTensorType typeOf(Value value) { return NodeImporter::typeOf(value); }
 
 /// The attributes that decide the weights of one axis.
 struct ResizeMode {

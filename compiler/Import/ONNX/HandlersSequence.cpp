@@ -22,9 +22,7 @@ using namespace mlir::dtc::onnx_import::shape;
 
 namespace {
 
-RankedTensorType typeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType());
-}
+RankedTensorType typeOf(Value value) { return NodeImporter::typeOf(value); }
 
 /// A position into a sequence of `size` tensors, from constant input `i`
 /// (negative counts from the end); `insert` allows `size` itself.
@@ -159,26 +157,20 @@ LogicalResult importSplitToSequence(NodeImporter &n) {
     sizes.assign(size, 1);
     squeeze = n.getInt("keepdims", 1) == 0;
   }
-  SmallVector<Value> parts;
-  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
-  int64_t offset = 0;
-  for (int64_t s : sizes) {
-    starts[*axis] = offset;
-    limits[*axis] = offset + s;
-    offset += s;
-    FailureOr<Value> part = slice(n, *x, starts, limits, steps);
-    if (failed(part))
-      return failure();
-    if (squeeze) {
-      SmallVector<int64_t> squeezed(shape);
-      squeezed.erase(squeezed.begin() + *axis);
-      part = n.reshape(*part, squeezed);
-      if (failed(part))
+  FailureOr<SmallVector<Value>> parts = sliceParts(n, *x, *axis, sizes);
+  if (failed(parts))
+    return failure();
+  if (squeeze) {
+    SmallVector<int64_t> squeezed(shape);
+    squeezed.erase(squeezed.begin() + *axis);
+    for (Value &part : *parts) {
+      FailureOr<Value> reshaped = n.reshape(part, squeezed);
+      if (failed(reshaped))
         return failure();
+      part = *reshaped;
     }
-    parts.push_back(*part);
   }
-  return n.setOutputSequence(0, parts);
+  return n.setOutputSequence(0, *parts);
 }
 
 /// ConcatFromSequence: Concat of the tensors, or with new_axis a stack.

@@ -554,20 +554,37 @@ LogicalResult importSplit(NodeImporter &n) {
                     " does not split into " + Twine(parts) + " equal parts");
     sizes.assign(parts, size / parts);
   }
-  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
-  int64_t offset = 0;
-  for (auto [i, s] : llvm::enumerate(sizes)) {
-    starts[*axis] = offset;
-    limits[*axis] = offset + s;
-    offset += s;
-    if (!n.hasOutput(i))
-      continue;
-    FailureOr<Value> part = slice(n, *x, starts, limits, steps);
-    if (failed(part) || failed(n.setOutput(i, *part)))
+  FailureOr<SmallVector<Value>> values = sliceParts(n, *x, *axis, sizes);
+  if (failed(values))
+    return failure();
+  for (auto [i, part] : llvm::enumerate(*values))
+    if (failed(n.setOutput(i, part)))
       return failure();
-  }
   return success();
 }
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::dtc::onnx_import::shape::sliceParts(
+    NodeImporter &n, Value value, int64_t axis, ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> shape(typeOf(value).getShape());
+  auto rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
+  SmallVector<Value> parts;
+  int64_t offset = 0;
+  for (int64_t s : sizes) {
+    starts[axis] = offset;
+    limits[axis] = offset + s;
+    offset += s;
+    FailureOr<Value> part = slice(n, value, starts, limits, steps);
+    if (failed(part))
+      return failure();
+    parts.push_back(*part);
+  }
+  return parts;
+}
+
+namespace {
 
 LogicalResult importSlice(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);

@@ -45,6 +45,11 @@ FailureOr<int64_t> constantScalarInt(NodeImporter &n, unsigned i,
 FailureOr<Value> slice(NodeImporter &n, Value value, ArrayRef<int64_t> starts,
                        ArrayRef<int64_t> limits, ArrayRef<int64_t> steps);
 
+/// Consecutive slices of `value` along `axis` of the given sizes (Split,
+/// SplitToSequence).
+FailureOr<SmallVector<Value>> sliceParts(NodeImporter &n, Value value,
+                                         int64_t axis, ArrayRef<int64_t> sizes);
+
 /// dtg.broadcast of `value` to `shape` (no-op if it has it already).
 FailureOr<Value> broadcastTo(NodeImporter &n, Value value,
                              ArrayRef<int64_t> shape);
