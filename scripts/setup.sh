@@ -6,7 +6,7 @@ PACKAGES=(
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx libonnx-testdata
   libopenmpi-dev openmpi-bin ninja-build lld libopenblas-dev libdnnl-dev ccache
-  python3-torch libtorch-dev
+  python3-torch python3-torchvision libtorch-dev
   cmake g++ clang-14 libclang-rt-14-dev python3-numpy libgtest-dev
 )
 

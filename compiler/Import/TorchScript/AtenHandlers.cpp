@@ -19,16 +19,15 @@
 using namespace mlir;
 using namespace mlir::dtc;
 using namespace mlir::dtc::torchscript;
+using namespace mlir::dtc::torchscript::lowering;
 using dtg::interp::Tensor;
 
-namespace {
-
-RankedTensorType typeOf(Value value) {
+RankedTensorType lowering::typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-LogicalResult setTensor(GraphMapper &m, torch::jit::Node *node,
-                        FailureOr<Value> value, unsigned output = 0) {
+LogicalResult lowering::setTensor(GraphMapper &m, torch::jit::Node *node,
+                                  FailureOr<Value> value, unsigned output) {
   if (failed(value))
     return failure();
   m.values[node->output(output)] = *value;
@@ -36,8 +35,8 @@ LogicalResult setTensor(GraphMapper &m, torch::jit::Node *node,
 }
 
 /// A rank-0 constant of `element` holding `value`.
-Value scalarConstant(GraphMapper &m, torch::jit::Node *node, Type element,
-                     double value) {
+Value lowering::scalarConstant(GraphMapper &m, torch::jit::Node *node,
+                               Type element, double value) {
   Tensor t = Tensor::zeros(element, {});
   if (t.isFloat())
     t.set(0, value);
@@ -46,8 +45,8 @@ Value scalarConstant(GraphMapper &m, torch::jit::Node *node, Type element,
   return m.constant(m.locationOf(node), t);
 }
 
-FailureOr<Value> reshape(GraphMapper &m, torch::jit::Node *node, Value value,
-                         ArrayRef<int64_t> shape) {
+FailureOr<Value> lowering::reshape(GraphMapper &m, torch::jit::Node *node,
+                                   Value value, ArrayRef<int64_t> shape) {
   auto type = typeOf(value);
   if (type.getShape() == shape)
     return value;
@@ -63,8 +62,9 @@ FailureOr<Value> reshape(GraphMapper &m, torch::jit::Node *node, Value value,
       .getResult();
 }
 
-FailureOr<int64_t> normalizeDim(GraphMapper &m, torch::jit::Node *node,
-                                int64_t dim, int64_t rank) {
+FailureOr<int64_t> lowering::normalizeDim(GraphMapper &m,
+                                          torch::jit::Node *node, int64_t dim,
+                                          int64_t rank) {
   if (dim < -rank || dim >= std::max<int64_t>(rank, 1))
     return m.fail(node, "dimension " + std::to_string(dim) +
                             " is out of range for rank " +
@@ -74,8 +74,9 @@ FailureOr<int64_t> normalizeDim(GraphMapper &m, torch::jit::Node *node,
 
 /// Operand `i` as a tensor, or a scalar operand as a rank-0 constant of
 /// `like`'s element type (aten's Scalar overloads).
-FailureOr<Value> tensorOrScalar(GraphMapper &m, torch::jit::Node *node,
-                                unsigned i, Value like) {
+FailureOr<Value> lowering::tensorOrScalar(GraphMapper &m,
+                                          torch::jit::Node *node, unsigned i,
+                                          Value like) {
   const torch::jit::Value *input = node->input(i);
   if (input->type()->kind() == c10::TypeKind::TensorType)
     return m.tensor(node, input);
@@ -84,6 +85,13 @@ FailureOr<Value> tensorOrScalar(GraphMapper &m, torch::jit::Node *node,
     return failure();
   return scalarConstant(m, node, typeOf(like).getElementType(), *v);
 }
+
+NamedAttribute lowering::i64Array(GraphMapper &m, StringRef name,
+                                  ArrayRef<int64_t> values) {
+  return m.builder.getNamedAttr(name, m.builder.getDenseI64ArrayAttr(values));
+}
+
+namespace {
 
 template <typename OpTy>
 LogicalResult unary(GraphMapper &m, torch::jit::Node *node) {
@@ -210,17 +218,21 @@ LogicalResult importSoftmax(GraphMapper &m, torch::jit::Node *node) {
           m.builder.getNamedAttr("axis", m.builder.getI64IntegerAttr(*axis))));
 }
 
-/// cross_entropy_loss(input [N, C], target [N], weight, reduction,
+/// cross_entropy_loss(input [N, C, d...], target [N, d...], weight, reduction,
 /// ignore_index, label_smoothing).
 LogicalResult importCrossEntropy(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<Value> x = m.tensor(node, node->input(0)),
                    t = m.tensor(node, node->input(1));
   if (failed(x) || failed(t))
     return failure();
-  if (typeOf(*x).getRank() != 2 || typeOf(*t).getRank() != 1)
+  if (typeOf(*x).getRank() < 2 ||
+      typeOf(*t).getRank() != typeOf(*x).getRank() - 1)
     return m.unsupported(node, "input of rank " +
                                    std::to_string(typeOf(*x).getRank()) +
-                                   " (only [N, C] with targets [N])");
+                                   " with targets of rank " +
+                                   std::to_string(typeOf(*t).getRank()) +
+                                   " (only [N, C, d...] with class indices "
+                                   "[N, d...])");
   Value weight;
   if (!m.isNone(node->input(2))) {
     FailureOr<Value> w = m.tensor(node, node->input(2));
@@ -292,18 +304,38 @@ LogicalResult importLayerNorm(GraphMapper &m, torch::jit::Node *node) {
                                   m.builder.getF64FloatAttr(*eps))}));
 }
 
-/// dropout(x, p, train): the identity when not training or p = 0.
+/// dropout(x, p, train): the identity when not training or p = 0, else
+/// dtg.dropout (its own random stream, not PyTorch's).
 LogicalResult importDropout(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<Value> x = m.tensor(node, node->input(0));
   FailureOr<double> p = m.scalarDouble(node, node->input(1));
   FailureOr<int64_t> train = m.scalarInt(node, node->input(2));
   if (failed(x) || failed(p) || failed(train))
     return failure();
-  if (*train && *p != 0)
-    return m.unsupported(node, "dropout in training mode with p > 0 (export "
-                               "to ONNX with training=TRAINING instead)");
-  m.values[node->output()] = *x;
-  return success();
+  if (!*train || *p == 0) {
+    m.values[node->output()] = *x;
+    return success();
+  }
+  if (!(*p > 0 && *p < 1))
+    return m.fail(node, "p = " + std::to_string(*p) + " is outside [0, 1)");
+  if (!isa<FloatType>(typeOf(*x).getElementType()))
+    return m.fail(node, "the input does not hold floats");
+  // Keyed as the ONNX importer keys Dropout: (seed 0, step) and a stream
+  // number unique to the op within the graph.
+  Tensor key = Tensor::zeros(m.builder.getI64Type(), {2});
+  int64_t stream = 0;
+  for (Operation &op : *m.builder.getInsertionBlock())
+    if (isa<dtg::DropoutOp>(op))
+      ++stream;
+  FailureOr<SmallVector<Value>> results = m.create(
+      node, dtg::DropoutOp::getOperationName(),
+      {*x, m.constant(m.locationOf(node), key)},
+      {m.builder.getNamedAttr("ratio", m.builder.getF64FloatAttr(*p)),
+       m.builder.getNamedAttr("stream", m.builder.getI64IntegerAttr(stream))},
+      /*numResults=*/2);
+  if (failed(results))
+    return failure();
+  return setTensor(m, node, results->front());
 }
 
 LogicalResult importIdentity(GraphMapper &m, torch::jit::Node *node) {
@@ -511,8 +543,13 @@ LogicalResult importListConstruct(GraphMapper &m, torch::jit::Node *node) {
   for (const torch::jit::Value *input : node->inputs())
     tensors |= input->type()->kind() == c10::TypeKind::TensorType;
   if (tensors) {
+    // A Tensor?[] (aten::index's indices) holds None as a null value.
     SmallVector<Value> list;
     for (const torch::jit::Value *input : node->inputs()) {
+      if (m.isNone(input)) {
+        list.push_back(Value());
+        continue;
+      }
       FailureOr<Value> t = m.tensor(node, input);
       if (failed(t))
         return failure();
@@ -613,6 +650,18 @@ template <typename OpTy>
 LogicalResult compare(GraphMapper &m, torch::jit::Node *node) {
   if (node->input(0)->type()->kind() != c10::TypeKind::TensorType ||
       m.scalars.count(node->input(0))) {
+    // Lists and strings (mse_loss's size check, a mode argument): equal
+    // or not.
+    if (std::is_same_v<OpTy, dtg::EqualOp>) {
+      FailureOr<c10::IValue> x = m.scalar(node, node->input(0)),
+                             y = m.scalar(node, node->input(1));
+      if (failed(x) || failed(y))
+        return failure();
+      if (!x->isScalar() && !x->isBool()) {
+        m.scalars[node->output()] = c10::IValue(*x == *y);
+        return success();
+      }
+    }
     FailureOr<double> a = m.scalarDouble(node, node->input(0)),
                       b = m.scalarDouble(node, node->input(1));
     if (failed(a) || failed(b))
@@ -644,11 +693,6 @@ LogicalResult dataDependent(GraphMapper &m, torch::jit::Node *node) {
     return importInt(m, node);
   return m.unsupported(node, "reading a tensor's value into the program "
                              "(a data-dependent value or branch)");
-}
-
-NamedAttribute i64Array(GraphMapper &m, StringRef name,
-                        ArrayRef<int64_t> values) {
-  return m.builder.getNamedAttr(name, m.builder.getDenseI64ArrayAttr(values));
 }
 
 /// An int list argument of a k-D window (one value repeats).
@@ -845,15 +889,9 @@ LogicalResult importEmbedding(GraphMapper &m, torch::jit::Node *node) {
 
 /// arange(end | start, end[, step], dtype, ...): a constant.
 LogicalResult importArange(GraphMapper &m, torch::jit::Node *node) {
-  const c10::FunctionSchema *schema = node->maybeSchema();
-  if (!schema)
+  if (!node->maybeSchema())
     return m.unsupported(node, "an overload without a schema");
-  auto named = [&](StringRef name) -> const torch::jit::Value * {
-    for (auto [i, argument] : llvm::enumerate(schema->arguments()))
-      if (argument.name() == name && i < node->inputs().size())
-        return node->input(i);
-    return nullptr;
-  };
+  auto named = [&](StringRef name) { return m.namedInput(node, name); };
   bool floats = false;
   auto number = [&](StringRef name, double fallback) -> FailureOr<double> {
     const torch::jit::Value *v = named(name);
@@ -1026,14 +1064,6 @@ LogicalResult importDevice(GraphMapper &m, torch::jit::Node *node) {
   return success();
 }
 
-/// In-place updates of a frozen buffer nothing reads back (BatchNorm's
-/// num_batches_tracked += 1): dropped.
-LogicalResult importBufferUpdate(GraphMapper &m, torch::jit::Node *node) {
-  if (m.buffer(node->input(0)) && !node->output()->hasUses())
-    return success();
-  return m.unsupported(node, "an in-place update");
-}
-
 /// ne: not(eq), for tensors or numbers.
 LogicalResult importNe(GraphMapper &m, torch::jit::Node *node) {
   if (failed(compare<dtg::EqualOp>(m, node)))
@@ -1101,9 +1131,47 @@ LogicalResult importIs(GraphMapper &m, torch::jit::Node *node) {
   return success();
 }
 
-const llvm::StringMap<AtenHandler> &handlers() {
-  static const llvm::StringMap<AtenHandler> table = [] {
-    llvm::StringMap<AtenHandler> t;
+/// not / and / or of bools known while importing, or of bool tensors.
+template <char opChar>
+LogicalResult importLogical(GraphMapper &m, torch::jit::Node *node) {
+  bool tensors = false;
+  for (const torch::jit::Value *input : node->inputs())
+    tensors |= input->type()->kind() == c10::TypeKind::TensorType &&
+               !m.scalars.count(input);
+  if (!tensors) {
+    SmallVector<bool> bits;
+    for (const torch::jit::Value *input : node->inputs()) {
+      FailureOr<int64_t> v = m.scalarInt(node, input);
+      if (failed(v))
+        return failure();
+      bits.push_back(*v != 0);
+    }
+    bool r = opChar == '!'   ? !bits[0]
+             : opChar == '&' ? bits[0] && bits[1]
+             : opChar == '|' ? bits[0] || bits[1]
+                             : bits[0] != bits[1];
+    m.scalars[node->output()] = c10::IValue(r);
+    return success();
+  }
+  FailureOr<Value> a = m.tensor(node, node->input(0));
+  if (failed(a))
+    return failure();
+  if (!typeOf(*a).getElementType().isInteger(1))
+    return m.unsupported(node, "bitwise operations on integers");
+  if (opChar == '!')
+    return setTensor(m, node, m.make<dtg::NotOp>(node, *a));
+  FailureOr<Value> b = tensorOrScalar(m, node, 1, *a);
+  if (failed(b))
+    return failure();
+  return setTensor(m, node,
+                   opChar == '&'   ? m.make<dtg::AndOp>(node, {*a, *b})
+                   : opChar == '|' ? m.make<dtg::OrOp>(node, {*a, *b})
+                                   : m.make<dtg::XorOp>(node, {*a, *b}));
+}
+
+const AtenHandlerTable &handlers() {
+  static const AtenHandlerTable table = [] {
+    AtenHandlerTable t;
     t["aten::linear"] = importLinear;
     t["aten::matmul"] = importMatmul;
     t["aten::mm"] = importMatmul;
@@ -1136,9 +1204,19 @@ const llvm::StringMap<AtenHandler> &handlers() {
     t["aten::split"] = importSplit;
     t["aten::chunk"] = importSplit;
     t["aten::masked_fill"] = importMaskedFill;
-    t["aten::add_"] = importBufferUpdate;
     t["aten::__is__"] = importIs<false>;
     t["aten::__isnot__"] = importIs<true>;
+    t["aten::__not__"] = importLogical<'!'>;
+    t["aten::logical_not"] = importLogical<'!'>;
+    t["aten::bitwise_not"] = importLogical<'!'>;
+    t["aten::__and__"] = importLogical<'&'>;
+    t["aten::logical_and"] = importLogical<'&'>;
+    t["aten::bitwise_and"] = importLogical<'&'>;
+    t["aten::__or__"] = importLogical<'|'>;
+    t["aten::logical_or"] = importLogical<'|'>;
+    t["aten::bitwise_or"] = importLogical<'|'>;
+    t["aten::__xor__"] = importLogical<'^'>;
+    t["aten::logical_xor"] = importLogical<'^'>;
     t["aten::Int"] = dataDependent;
     t["aten::Bool"] = dataDependent;
     t["aten::Float"] = dataDependent;
@@ -1170,6 +1248,8 @@ const llvm::StringMap<AtenHandler> &handlers() {
     t["aten::size"] = importSize;
     t["prim::ListConstruct"] = importListConstruct;
     t["prim::ListUnpack"] = importListUnpack;
+    addNNHandlers(t);
+    addTensorHandlers(t);
     return t;
   }();
   return table;

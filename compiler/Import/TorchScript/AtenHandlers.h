@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <torch/csrc/jit/ir/ir.h>
 
@@ -52,6 +53,10 @@ public:
   /// An int list (or one int) known while importing.
   FailureOr<SmallVector<int64_t>> scalarInts(const torch::jit::Node *node,
                                              const torch::jit::Value *value);
+  /// The input of `node` that its schema names `name`; null if the node
+  /// has no schema or no such input.
+  const torch::jit::Value *namedInput(const torch::jit::Node *node,
+                                      StringRef name);
   /// Whether `value` is None (a constant, or an absent attribute such as a
   /// bias=False layer's).
   bool isNone(const torch::jit::Value *value);
@@ -108,9 +113,37 @@ public:
 };
 
 using AtenHandler = LogicalResult (*)(GraphMapper &m, torch::jit::Node *node);
+using AtenHandlerTable = llvm::StringMap<AtenHandler>;
 
 /// The handler of `kind` ("aten::linear"); null if there is none.
 const AtenHandler *lookupAtenHandler(StringRef kind);
+
+/// What the handler files share.
+namespace lowering {
+RankedTensorType typeOf(Value value);
+/// Binds output `output` of `node` to `value` (fails if it failed).
+LogicalResult setTensor(GraphMapper &m, torch::jit::Node *node,
+                        FailureOr<Value> value, unsigned output = 0);
+/// A rank-0 constant of `element` holding `value`.
+Value scalarConstant(GraphMapper &m, torch::jit::Node *node, Type element,
+                     double value);
+FailureOr<Value> reshape(GraphMapper &m, torch::jit::Node *node, Value value,
+                         ArrayRef<int64_t> shape);
+/// `dim` in [0, rank) (Python's negative dimensions counted from the end).
+FailureOr<int64_t> normalizeDim(GraphMapper &m, torch::jit::Node *node,
+                                int64_t dim, int64_t rank);
+/// Operand `i` as a tensor, or a scalar operand as a rank-0 constant of
+/// `like`'s element type (aten's Scalar overloads).
+FailureOr<Value> tensorOrScalar(GraphMapper &m, torch::jit::Node *node,
+                                unsigned i, Value like);
+NamedAttribute i64Array(GraphMapper &m, StringRef name,
+                        ArrayRef<int64_t> values);
+
+/// The handlers of AtenHandlersNN.cpp (activations, pooling, losses) and
+/// AtenHandlersTensor.cpp (constructors, joining, indexing, dtypes).
+void addNNHandlers(AtenHandlerTable &table);
+void addTensorHandlers(AtenHandlerTable &table);
+} // namespace lowering
 
 } // namespace mlir::dtc::torchscript
 

@@ -28,6 +28,7 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/passes/peephole.h>
+#include <torch/csrc/jit/passes/remove_mutation.h>
 #include <torch/script.h>
 
 #include <cstring>
@@ -107,8 +108,11 @@ LogicalResult GraphMapper::unsupported(const torch::jit::Node *node,
 FailureOr<Value> GraphMapper::tensor(const torch::jit::Node *node,
                                      const torch::jit::Value *value) {
   auto it = values.find(value);
-  if (it != values.end())
+  if (it != values.end()) {
+    if (!it->second)
+      return fail(node, "input '" + value->debugName() + "' is None");
     return it->second;
+  }
   if (auto buffer = bufferValues.find(value); buffer != bufferValues.end())
     return tensorConstant(node, buffer->second.second);
   // A tensor constant: a frozen buffer (state or constant) or a literal.
@@ -191,6 +195,17 @@ GraphMapper::scalarInts(const torch::jit::Node *node,
     return ints;
   }
   return fail(node, "input '" + value->debugName() + "' is not a list of ints");
+}
+
+const torch::jit::Value *GraphMapper::namedInput(const torch::jit::Node *node,
+                                                 StringRef name) {
+  const c10::FunctionSchema *schema = node->maybeSchema();
+  if (!schema)
+    return nullptr;
+  for (auto [i, argument] : llvm::enumerate(schema->arguments()))
+    if (argument.name() == name && i < node->inputs().size())
+      return node->input(i);
+  return nullptr;
 }
 
 bool GraphMapper::isNone(const torch::jit::Value *value) {
@@ -327,6 +342,7 @@ private:
   LogicalResult addInputs(const std::shared_ptr<torch::jit::Graph> &graph);
   LogicalResult importNode(torch::jit::Node *node);
   LogicalResult importLoop(torch::jit::Node *node);
+  LogicalResult importInPlace(torch::jit::Node *node);
 
   torch::jit::Module module;
   std::map<std::string, at::Tensor> parameterTensors;
@@ -492,12 +508,37 @@ LogicalResult ModuleImporter::importNode(torch::jit::Node *node) {
     return fail(node, "the module raises an exception here for these "
                       "shapes");
   const AtenHandler *handler = lookupAtenHandler(kind.toQualString());
+  if (!handler)
+    return importInPlace(node);
+  return (*handler)(*this, node);
+}
+
+/// An in-place op that RemoveMutation left (aten::relu_, add_ on a value it
+/// could not prove unaliased): its functional form, after which the mutated
+/// operand holds the result. A parameter or buffer is never updated so.
+LogicalResult ModuleImporter::importInPlace(torch::jit::Node *node) {
+  c10::Symbol kind = node->kind();
+  StringRef name = kind.toQualString();
+  const AtenHandler *handler = nullptr;
+  if (name.ends_with("_") && !name.ends_with("__") && !node->inputs().empty() &&
+      node->input(0)->type()->kind() == c10::TypeKind::TensorType)
+    handler = lookupAtenHandler(name.drop_back());
   if (!handler) {
     failureKind = ImportFailure::Unsupported;
     return emitError(locationOf(node), "op '")
            << kind.toQualString() << "' is not supported";
   }
-  return (*handler)(*this, node);
+  // BatchNorm's num_batches_tracked += 1, which nothing reads back.
+  if (buffer(node->input(0)) && !node->output()->hasUses())
+    return success();
+  auto mutated = values.find(node->input(0));
+  if (mutated == values.end() || isa<BlockArgument>(mutated->second))
+    return unsupported(node, "an in-place update of a parameter, buffer or "
+                             "input");
+  if (failed((*handler)(*this, node)))
+    return failure();
+  values[node->input(0)] = values[node->output()];
+  return success();
 }
 
 /// Copies what `from` holds to `to` (values, buffers, lists or scalars).
@@ -558,6 +599,8 @@ FailureOr<OwningOpRef<ModuleOp>> ModuleImporter::run() {
   try {
     graph = module.get_method("forward").graph()->copy();
     torch::jit::Inline(*graph);
+    torch::jit::RemoveListMutation(graph);
+    torch::jit::RemoveTensorMutation(graph);
     torch::jit::LowerAllTuples(graph);
     torch::jit::ConstantPropagation(graph);
     torch::jit::PeepholeOptimize(graph);

@@ -1,9 +1,11 @@
 """Writes TorchScript modules the importer must refuse, each saved with
 torch.jit.save into OUT: an op dtc does not support (unsupported_op.pt,
 torch.cumprod on the line marked CUMPROD), control flow on the data that
-freezing cannot remove (data_dependent.pt, the `if` marked BRANCH), and
-files that are not TorchScript archives (truncated.pt: the first half of
-one; text.pt). Usage: make_modules.py OUT"""
+freezing cannot remove (data_dependent.pt, the `if` marked BRANCH), a
+result whose shape depends on the data (data_shape.pt, the boolean mask
+marked MASK), an in-place update of forward's argument (mutate_input.pt,
+MUTATE), and files that are not TorchScript archives (truncated.pt: the
+first half of one; text.pt). Usage: make_modules.py OUT"""
 import os
 import sys
 
@@ -32,12 +34,26 @@ class DataDependent(nn.Module):
         return h.sum()
 
 
+class DataShape(nn.Module):
+    def forward(self, x):
+        return x[x > 0].sum()  # MASK
+
+
+class MutateInput(nn.Module):
+    def forward(self, x):
+        x.mul_(2)  # MUTATE
+        return x.sum()
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.jit.script(UnsupportedOp()).save(os.path.join(out,
                                                         "unsupported_op.pt"))
     torch.jit.script(DataDependent()).save(os.path.join(out,
                                                         "data_dependent.pt"))
+    torch.jit.script(DataShape()).save(os.path.join(out, "data_shape.pt"))
+    torch.jit.script(MutateInput()).save(os.path.join(out,
+                                                      "mutate_input.pt"))
     with open(os.path.join(out, "unsupported_op.pt"), "rb") as f:
         whole = f.read()
     with open(os.path.join(out, "truncated.pt"), "wb") as f:
