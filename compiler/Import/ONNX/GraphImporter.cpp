@@ -348,29 +348,7 @@ GraphImporter::addAppendedLossValues(SmallVectorImpl<std::string> &names,
     return emitError(fileLoc, "--labels '")
            << loss.labels << "' is a value of the model, not an input";
   }
-  auto logitsType = cast<RankedTensorType>(logits.getType());
-  RankedTensorType labelsType = logitsType;
-  if (loss.kind == "cross_entropy") {
-    if (logitsType.getRank() < 1)
-      return success(); // the training step names the problem
-    // One class per row: the logits' shape without its class axis (the
-    // last but trailing 1s, as the training step counts them).
-    ArrayRef<int64_t> shape = logitsType.getShape();
-    while (shape.size() > 2 && shape.back() == 1)
-      shape = shape.drop_back();
-    labelsType = RankedTensorType::get(shape.drop_back(), builder.getI64Type());
-  }
-  // After the data inputs, which come first.
-  unsigned index = 0;
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (auto role = func.getArgAttrOfType<StringAttr>(i, attrs::kRole);
-        role && role.getValue() == "input")
-      index = i + 1;
-  NamedAttrList attributes;
-  attributes.append(attrs::kName, builder.getStringAttr(loss.labels));
-  attributes.append(attrs::kRole, builder.getStringAttr("input"));
-  func.insertArgument(index, labelsType, attributes.getDictionary(context),
-                      fileLoc);
+  addAppendedLossLabels(func, logits, loss);
   return success();
 }
 

@@ -385,3 +385,36 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
     return report(importer.failureKind);
   return module;
 }
+
+void mlir::dtc::addAppendedLossLabels(func::FuncOp func, Value logits,
+                                      const AppendedLoss &loss) {
+  if (!logits || loss.labels.empty())
+    return;
+  unsigned index = 0;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kName);
+        name && name.getValue() == loss.labels)
+      return;
+    // After the data inputs, which come first.
+    if (auto role = func.getArgAttrOfType<StringAttr>(i, attrs::kRole);
+        role && role.getValue() == "input")
+      index = i + 1;
+  }
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  RankedTensorType labelsType = logitsType;
+  Builder builder(func.getContext());
+  if (loss.kind == "cross_entropy") {
+    if (logitsType.getRank() < 1)
+      return; // the training step names the problem
+    ArrayRef<int64_t> shape = logitsType.getShape();
+    while (shape.size() > 2 && shape.back() == 1)
+      shape = shape.drop_back();
+    labelsType = RankedTensorType::get(shape.drop_back(), builder.getI64Type());
+  }
+  NamedAttrList attributes;
+  attributes.append(attrs::kName, builder.getStringAttr(loss.labels));
+  attributes.append(attrs::kRole, builder.getStringAttr("input"));
+  func.insertArgument(index, labelsType,
+                      attributes.getDictionary(func.getContext()),
+                      func.getLoc());
+}

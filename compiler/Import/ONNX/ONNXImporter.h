@@ -11,6 +11,7 @@
 
 #include "dialects/DTG/Interp/Tensor.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
@@ -56,6 +57,15 @@ struct ImportOptions {
 bool isElementTypeName(StringRef name);
 /// The element type of such a name.
 Type elementTypeNamed(MLIRContext *context, StringRef name);
+
+/// Adds `loss.labels` as a data input of @main `func`, after the other data
+/// inputs, unless it has an input of that name: one int64 class per row of
+/// `logits` for cross_entropy (the logits' shape without its class axis, the
+/// last but trailing 1s, as the training step counts them), `logits`' type
+/// for mse. Shared by the importers; the training step checks the names and
+/// kinds.
+void addAppendedLossLabels(func::FuncOp func, Value logits,
+                           const AppendedLoss &loss);
 
 /// Why an import failed.
 enum class ImportFailure {

@@ -639,6 +639,28 @@ FailureOr<OwningOpRef<ModuleOp>> ModuleImporter::run() {
   for (unsigned i = 0; i < results.size(); ++i)
     func.setResultAttr(i, attrs::kName,
                        builder.getStringAttr("output" + std::to_string(i)));
+  if (const std::optional<AppendedLoss> &loss = options.appendedLoss;
+      loss && !loss->logits.empty()) {
+    // The logits are an output (output0, output1, ...); the labels an input
+    // of forward's, else added.
+    Value logits;
+    for (unsigned i = 0; i < results.size(); ++i)
+      if (loss->logits == "output" + std::to_string(i))
+        logits = results[i];
+    if (!logits) {
+      failureKind = ImportFailure::Invalid;
+      InFlightDiagnostic error =
+          emitError(fileLoc, "--logits: forward has no output '")
+          << loss->logits << "'";
+      if (results.size() == 1)
+        error << " (its one output is output0)";
+      else
+        error << " (its outputs are output0 to output" << results.size() - 1
+              << ")";
+      return error;
+    }
+    addAppendedLossLabels(func, logits, *loss);
+  }
   if (failed(verify(*result)))
     return failure();
   return std::move(result);

@@ -5,7 +5,8 @@ freezing cannot remove (data_dependent.pt, the `if` marked BRANCH), a
 result whose shape depends on the data (data_shape.pt, the boolean mask
 marked MASK), an in-place update of forward's argument (mutate_input.pt,
 MUTATE), and files that are not TorchScript archives (truncated.pt: the
-first half of one; text.pt). Usage: make_modules.py OUT"""
+first half of one; text.pt); and a module that imports (linear.pt, one
+output) for the errors of the flags that name its values. Usage: make_modules.py OUT"""
 import os
 import sys
 
@@ -47,6 +48,7 @@ class MutateInput(nn.Module):
 
 def main(out):
     os.makedirs(out, exist_ok=True)
+    torch.jit.script(nn.Linear(4, 3)).save(os.path.join(out, "linear.pt"))
     torch.jit.script(UnsupportedOp()).save(os.path.join(out,
                                                         "unsupported_op.pt"))
     torch.jit.script(DataDependent()).save(os.path.join(out,
