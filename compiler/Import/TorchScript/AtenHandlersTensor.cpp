@@ -305,7 +305,7 @@ LogicalResult importWhere(GraphMapper &m, torch::jit::Node *node) {
   Type element = typeOf(*x).getElementType();
   if (element != typeOf(*y).getElementType()) {
     bool castY = isa<FloatType>(element) ||
-                 typeOf(*y).getRank() == 0 && typeOf(*x).getRank() > 0;
+                 (typeOf(*y).getRank() == 0 && typeOf(*x).getRank() > 0);
     if (castY)
       *y = cast(m, node, *y, element);
     else

@@ -535,6 +535,24 @@ LogicalResult ModuleImporter::importInPlace(torch::jit::Node *node) {
   if (mutated == values.end() || isa<BlockArgument>(mutated->second))
     return unsupported(node, "an in-place update of a parameter, buffer or "
                              "input");
+  // Rebinding the operand is right only if no other tensor shares its
+  // memory: it is no view, and nothing takes a view of it.
+  auto mayAlias = [](const torch::jit::Node *n) {
+    const c10::FunctionSchema *schema = n->maybeSchema();
+    if (!schema)
+      return true;
+    return llvm::any_of(schema->returns(), [](const c10::Argument &r) {
+      return r.alias_info() != nullptr;
+    });
+  };
+  bool aliased = mayAlias(node->input(0)->node());
+  for (const torch::jit::Use &use : node->input(0)->uses())
+    aliased |= use.user != node &&
+               !StringRef(use.user->kind().toQualString()).ends_with("_") &&
+               mayAlias(use.user);
+  if (aliased)
+    return unsupported(node, "an in-place update of a tensor that shares "
+                             "its memory with another (a view)");
   if (failed((*handler)(*this, node)))
     return failure();
   values[node->input(0)] = values[node->output()];

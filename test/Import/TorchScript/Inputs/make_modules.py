@@ -4,7 +4,7 @@ torch.cumprod on the line marked CUMPROD), control flow on the data that
 freezing cannot remove (data_dependent.pt, the `if` marked BRANCH), a
 result whose shape depends on the data (data_shape.pt, the boolean mask
 marked MASK), an in-place update of forward's argument (mutate_input.pt,
-MUTATE), and files that are not TorchScript archives (truncated.pt: the
+MUTATE) and of a view (view_mutation.pt, VIEW), and files that are not TorchScript archives (truncated.pt: the
 first half of one; text.pt); and a module that imports (linear.pt, one
 output) for the errors of the flags that name its values. Usage: make_modules.py OUT"""
 import os
@@ -46,6 +46,13 @@ class MutateInput(nn.Module):
         return x.sum()
 
 
+class ViewMutation(nn.Module):
+    def forward(self, x):
+        h = x * 2
+        h[:, 0].add_(1)  # VIEW
+        return h.sum()
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.jit.script(nn.Linear(4, 3)).save(os.path.join(out, "linear.pt"))
@@ -56,6 +63,8 @@ def main(out):
     torch.jit.script(DataShape()).save(os.path.join(out, "data_shape.pt"))
     torch.jit.script(MutateInput()).save(os.path.join(out,
                                                       "mutate_input.pt"))
+    torch.jit.script(ViewMutation()).save(os.path.join(out,
+                                                       "view_mutation.pt"))
     with open(os.path.join(out, "unsupported_op.pt"), "rb") as f:
         whole = f.read()
     with open(os.path.join(out, "truncated.pt"), "wb") as f:
