@@ -91,6 +91,86 @@ NamedAttribute lowering::i64Array(GraphMapper &m, StringRef name,
   return m.builder.getNamedAttr(name, m.builder.getDenseI64ArrayAttr(values));
 }
 
+Value lowering::castTo(GraphMapper &m, torch::jit::Node *node, Value x,
+                       Type element) {
+  auto type = typeOf(x);
+  if (type.getElementType() == element)
+    return x;
+  return m.builder.create<dtg::CastOp>(
+      m.locationOf(node), RankedTensorType::get(type.getShape(), element), x);
+}
+
+namespace {
+
+/// 0 for bool, 1 for integers, 2 for floats.
+int kindOf(Type type) {
+  return type.isInteger(1) ? 0 : isa<FloatType>(type) ? 2 : 1;
+}
+
+} // namespace
+
+Type lowering::promotedType(ArrayRef<Type> types) {
+  Type best;
+  for (Type t : types)
+    if (!best || kindOf(t) > kindOf(best) ||
+        (kindOf(t) == kindOf(best) &&
+         t.getIntOrFloatBitWidth() > best.getIntOrFloatBitWidth()))
+      best = t;
+  return best;
+}
+
+FailureOr<SmallVector<Value>>
+lowering::promotedOperands(GraphMapper &m, torch::jit::Node *node,
+                           ArrayRef<unsigned> inputs, bool floatResult) {
+  // Each operand a tensor, or a number (a 0-d tensor known while importing
+  // is one too).
+  SmallVector<Value> tensors(inputs.size());
+  SmallVector<double> numbers(inputs.size());
+  SmallVector<Type> tiers[3]; // dimensioned, 0-d, numbers
+  for (auto [k, i] : llvm::enumerate(inputs)) {
+    const torch::jit::Value *input = node->input(i);
+    if (input->type()->kind() == c10::TypeKind::TensorType &&
+        !m.scalars.count(input)) {
+      FailureOr<Value> t = m.tensor(node, input);
+      if (failed(t))
+        return failure();
+      tensors[k] = *t;
+      tiers[typeOf(*t).getRank() > 0 ? 0 : 1].push_back(
+          typeOf(*t).getElementType());
+      continue;
+    }
+    FailureOr<c10::IValue> v = m.scalar(node, input);
+    if (failed(v))
+      return failure();
+    if (v->isDouble()) {
+      numbers[k] = v->toDouble();
+      tiers[2].push_back(m.builder.getF32Type());
+    } else if (v->isInt()) {
+      numbers[k] = static_cast<double>(v->toInt());
+      tiers[2].push_back(m.builder.getI64Type());
+    } else if (v->isBool()) {
+      numbers[k] = v->toBool();
+      tiers[2].push_back(m.builder.getI1Type());
+    } else {
+      return m.fail(node, "input '" + input->debugName() +
+                              "' is neither a tensor nor a number");
+    }
+  }
+  Type result;
+  for (ArrayRef<Type> tier : tiers) {
+    Type candidate = promotedType(tier);
+    if (candidate && (!result || kindOf(candidate) > kindOf(result)))
+      result = candidate;
+  }
+  if (floatResult && !isa<FloatType>(result))
+    result = m.builder.getF32Type();
+  SmallVector<Value> operands;
+  for (auto [t, number] : llvm::zip(tensors, numbers))
+    operands.push_back(t ? castTo(m, node, t, result)
+                         : scalarConstant(m, node, result, number));
+  return operands;
+}
+
 namespace {
 
 template <typename OpTy>
@@ -101,41 +181,42 @@ LogicalResult unary(GraphMapper &m, torch::jit::Node *node) {
   return setTensor(m, node, m.make<OpTy>(node, *x));
 }
 
-/// add/sub (with alpha), mul, div with a tensor or scalar second operand.
+/// A float function (exp, tanh, ...): an integer operand becomes float32,
+/// as PyTorch computes it.
+template <typename OpTy>
+LogicalResult floatUnary(GraphMapper &m, torch::jit::Node *node) {
+  FailureOr<SmallVector<Value>> x =
+      promotedOperands(m, node, {0}, /*floatResult=*/true);
+  if (failed(x))
+    return failure();
+  return setTensor(m, node, m.make<OpTy>(node, x->front()));
+}
+
+/// add/sub (with alpha), mul, div (true division) with a tensor or number
+/// second operand, in PyTorch's promoted type.
 template <typename OpTy, bool hasAlpha = false>
 LogicalResult binary(GraphMapper &m, torch::jit::Node *node) {
-  FailureOr<Value> a = m.tensor(node, node->input(0));
-  if (failed(a))
+  if (node->inputs().size() > 2 && !hasAlpha && !m.isNone(node->input(2)))
+    return m.unsupported(node, "a rounding mode");
+  FailureOr<SmallVector<Value>> operands = promotedOperands(
+      m, node, {0, 1}, /*floatResult=*/std::is_same_v<OpTy, dtg::DivOp>);
+  if (failed(operands))
     return failure();
-  FailureOr<Value> b = tensorOrScalar(m, node, 1, *a);
-  if (failed(b))
-    return failure();
+  Value a = (*operands)[0], b = (*operands)[1];
   if (hasAlpha && node->inputs().size() > 2) {
     FailureOr<double> alpha = m.scalarDouble(node, node->input(2));
     if (failed(alpha))
       return failure();
     if (*alpha != 1) {
-      b = m.make<dtg::MulOp>(
+      FailureOr<Value> scaled = m.make<dtg::MulOp>(
           node,
-          {*b, scalarConstant(m, node, typeOf(*b).getElementType(), *alpha)});
-      if (failed(b))
+          {b, scalarConstant(m, node, typeOf(b).getElementType(), *alpha)});
+      if (failed(scaled))
         return failure();
+      b = *scaled;
     }
   }
-  if (node->inputs().size() > 2 && !hasAlpha && !m.isNone(node->input(2)))
-    return m.unsupported(node, "a rounding mode");
-  // PyTorch's promotion: a 0-d operand (a traced Python number) takes the
-  // other's element type.
-  Type ta = typeOf(*a).getElementType(), tb = typeOf(*b).getElementType();
-  if (ta != tb) {
-    bool castB = typeOf(*b).getRank() == 0 && typeOf(*a).getRank() > 0;
-    Value &from = castB ? *b : *a;
-    Type to = castB ? ta : tb;
-    from = m.builder.create<dtg::CastOp>(
-        m.locationOf(node), RankedTensorType::get(typeOf(from).getShape(), to),
-        from);
-  }
-  return setTensor(m, node, m.make<OpTy>(node, {*a, *b}));
+  return setTensor(m, node, m.make<OpTy>(node, {a, b}));
 }
 
 LogicalResult importGelu(GraphMapper &m, torch::jit::Node *node) {
@@ -675,13 +756,10 @@ LogicalResult compare(GraphMapper &m, torch::jit::Node *node) {
     m.scalars[node->output()] = c10::IValue(r);
     return success();
   }
-  FailureOr<Value> a = m.tensor(node, node->input(0));
-  if (failed(a))
+  FailureOr<SmallVector<Value>> operands = promotedOperands(m, node, {0, 1});
+  if (failed(operands))
     return failure();
-  FailureOr<Value> b = tensorOrScalar(m, node, 1, *a);
-  if (failed(b))
-    return failure();
-  return setTensor(m, node, m.make<OpTy>(node, {*a, *b}));
+  return setTensor(m, node, m.make<OpTy>(node, *operands));
 }
 
 /// aten::Bool / item / Float / Int of a tensor: a value of the data read
@@ -1041,7 +1119,7 @@ LogicalResult importMaskedFill(GraphMapper &m, torch::jit::Node *node) {
 /// sqrt of a tensor, or of a number known while importing.
 LogicalResult importSqrt(GraphMapper &m, torch::jit::Node *node) {
   if (node->input(0)->type()->kind() == c10::TypeKind::TensorType)
-    return unary<dtg::SqrtOp>(m, node);
+    return floatUnary<dtg::SqrtOp>(m, node);
   FailureOr<double> v = m.scalarDouble(node, node->input(0));
   if (failed(v))
     return failure();
@@ -1131,7 +1209,9 @@ LogicalResult importIs(GraphMapper &m, torch::jit::Node *node) {
   return success();
 }
 
-/// not / and / or of bools known while importing, or of bool tensors.
+/// not / and / or / xor: of numbers known while importing (bitwise on
+/// ints, logical on bools), of bool tensors, and (the logical_* forms) of
+/// any tensors, nonzero counting as true.
 template <char opChar>
 LogicalResult importLogical(GraphMapper &m, torch::jit::Node *node) {
   bool tensors = false;
@@ -1139,34 +1219,52 @@ LogicalResult importLogical(GraphMapper &m, torch::jit::Node *node) {
     tensors |= input->type()->kind() == c10::TypeKind::TensorType &&
                !m.scalars.count(input);
   if (!tensors) {
-    SmallVector<bool> bits;
+    SmallVector<c10::IValue> v;
+    bool ints = false;
     for (const torch::jit::Value *input : node->inputs()) {
-      FailureOr<int64_t> v = m.scalarInt(node, input);
-      if (failed(v))
+      FailureOr<c10::IValue> x = m.scalar(node, input);
+      if (failed(x))
         return failure();
-      bits.push_back(*v != 0);
+      if (!x->isInt() && !x->isBool())
+        return m.fail(node, "input '" + input->debugName() +
+                                "' is neither an int nor a bool");
+      ints |= x->isInt();
+      v.push_back(*x);
     }
-    bool r = opChar == '!'   ? !bits[0]
-             : opChar == '&' ? bits[0] && bits[1]
-             : opChar == '|' ? bits[0] || bits[1]
-                             : bits[0] != bits[1];
-    m.scalars[node->output()] = c10::IValue(r);
+    auto asInt = [](const c10::IValue &x) {
+      return x.isInt() ? x.toInt() : int64_t(x.toBool());
+    };
+    int64_t a = asInt(v[0]), b = v.size() > 1 ? asInt(v[1]) : 0;
+    int64_t r = opChar == '!'   ? (ints ? ~a : !a)
+                : opChar == '&' ? a & b
+                : opChar == '|' ? a | b
+                                : a ^ b;
+    m.scalars[node->output()] = ints ? c10::IValue(r) : c10::IValue(bool(r));
     return success();
   }
-  FailureOr<Value> a = m.tensor(node, node->input(0));
-  if (failed(a))
+  bool logical = StringRef(node->kind().toQualString()).contains("logical");
+  SmallVector<unsigned> inputs{0};
+  if (opChar != '!')
+    inputs.push_back(1);
+  FailureOr<SmallVector<Value>> operands = promotedOperands(m, node, inputs);
+  if (failed(operands))
     return failure();
-  if (!typeOf(*a).getElementType().isInteger(1))
-    return m.unsupported(node, "bitwise operations on integers");
+  for (Value &v : *operands) {
+    if (typeOf(v).getElementType().isInteger(1))
+      continue;
+    if (!logical)
+      return m.unsupported(node, "bitwise operations on tensors that do not "
+                                 "hold bools");
+    v = castTo(m, node, v, m.builder.getI1Type());
+  }
+  Value a = (*operands)[0];
   if (opChar == '!')
-    return setTensor(m, node, m.make<dtg::NotOp>(node, *a));
-  FailureOr<Value> b = tensorOrScalar(m, node, 1, *a);
-  if (failed(b))
-    return failure();
+    return setTensor(m, node, m.make<dtg::NotOp>(node, a));
+  Value b = (*operands)[1];
   return setTensor(m, node,
-                   opChar == '&'   ? m.make<dtg::AndOp>(node, {*a, *b})
-                   : opChar == '|' ? m.make<dtg::OrOp>(node, {*a, *b})
-                                   : m.make<dtg::XorOp>(node, {*a, *b}));
+                   opChar == '&'   ? m.make<dtg::AndOp>(node, {a, b})
+                   : opChar == '|' ? m.make<dtg::OrOp>(node, {a, b})
+                                   : m.make<dtg::XorOp>(node, {a, b}));
 }
 
 const AtenHandlerTable &handlers() {
@@ -1177,10 +1275,16 @@ const AtenHandlerTable &handlers() {
     t["aten::mm"] = importMatmul;
     t["aten::bmm"] = importMatmul;
     t["aten::relu"] = unary<dtg::ReluOp>;
-    t["aten::tanh"] = unary<dtg::TanhOp>;
-    t["aten::sigmoid"] = unary<dtg::SigmoidOp>;
-    t["aten::exp"] = unary<dtg::ExpOp>;
-    t["aten::log"] = unary<dtg::LogOp>;
+    t["aten::tanh"] = floatUnary<dtg::TanhOp>;
+    t["aten::sigmoid"] = floatUnary<dtg::SigmoidOp>;
+    t["aten::exp"] = floatUnary<dtg::ExpOp>;
+    t["aten::log"] = floatUnary<dtg::LogOp>;
+    t["aten::abs"] = unary<dtg::AbsOp>;
+    t["aten::rsqrt"] = floatUnary<dtg::RsqrtOp>;
+    t["aten::erf"] = floatUnary<dtg::ErfOp>;
+    t["aten::reciprocal"] = floatUnary<dtg::ReciprocalOp>;
+    t["aten::sin"] = floatUnary<dtg::SinOp>;
+    t["aten::cos"] = floatUnary<dtg::CosOp>;
     t["aten::sqrt"] = importSqrt;
     t["aten::neg"] = unary<dtg::NegOp>;
     t["aten::gelu"] = importGelu;

@@ -138,6 +138,20 @@ FailureOr<Value> tensorOrScalar(GraphMapper &m, torch::jit::Node *node,
                                 unsigned i, Value like);
 NamedAttribute i64Array(GraphMapper &m, StringRef name,
                         ArrayRef<int64_t> values);
+/// `x` with element type `element` (itself if it has it).
+Value castTo(GraphMapper &m, torch::jit::Node *node, Value x, Type element);
+/// PyTorch's result type of tensors (bool < integers < floats, the widest
+/// of the highest kind).
+Type promotedType(ArrayRef<Type> types);
+/// Inputs `inputs` of `node` (tensors or numbers) as tensors of PyTorch's
+/// promoted element type: dimensioned tensors decide it, unless a 0-d
+/// tensor, then a number, is of a higher kind (a number then gives
+/// float32 or int64); with `floatResult` (true division, float functions),
+/// an integer result type becomes float32.
+FailureOr<SmallVector<Value>> promotedOperands(GraphMapper &m,
+                                               torch::jit::Node *node,
+                                               ArrayRef<unsigned> inputs,
+                                               bool floatResult = false);
 
 /// The handlers of AtenHandlersNN.cpp (activations, pooling, losses) and
 /// AtenHandlersTensor.cpp (constructors, joining, indexing, dtypes).

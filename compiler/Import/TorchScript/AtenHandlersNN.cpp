@@ -11,6 +11,8 @@
 
 #include "dialects/DTG/IR/DTGOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dtc;
 using namespace mlir::dtc::torchscript;
@@ -120,35 +122,54 @@ LogicalResult importElu(GraphMapper &m, torch::jit::Node *node) {
       m.make<dtg::EluOp>(node, *x, f64Attr(m, "alpha", alpha->value_or(1.0))));
 }
 
-/// softplus(x, beta, threshold) with beta 1 (above the threshold, 20 by
-/// default, log(1 + e^x) is x to float precision).
+/// softplus(x, beta, threshold) with beta 1: log(1 + e^x), and x where x
+/// is above the threshold (from 20, PyTorch's default, the two agree to
+/// float precision).
 LogicalResult importSoftplus(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<Value> x = m.tensor(node, node->input(0));
-  FailureOr<std::optional<double>> beta = optionalDouble(m, node, 1);
-  if (failed(x) || failed(beta))
+  FailureOr<std::optional<double>> beta = optionalDouble(m, node, 1),
+                                   threshold = optionalDouble(m, node, 2);
+  if (failed(x) || failed(beta) || failed(threshold))
     return failure();
   if (beta->value_or(1) != 1)
     return m.unsupported(node, "beta other than 1");
-  return setTensor(m, node, m.make<dtg::SoftplusOp>(node, *x));
+  FailureOr<Value> y = m.make<dtg::SoftplusOp>(node, *x);
+  if (failed(y) || threshold->value_or(20) >= 20)
+    return setTensor(m, node, y);
+  FailureOr<Value> above = m.make<dtg::GreaterOp>(
+      node,
+      {*x, scalarConstant(m, node, typeOf(*x).getElementType(), **threshold)});
+  if (failed(above))
+    return failure();
+  return setTensor(m, node, m.make<dtg::WhereOp>(node, {*above, *x, *y}));
 }
 
-/// pow(x, exponent) with a tensor or number exponent, or a number base.
+/// pow(x, exponent) of tensors or numbers, in PyTorch's promoted type; of
+/// two numbers known while importing, a number.
 LogicalResult importPow(GraphMapper &m, torch::jit::Node *node) {
-  if (node->input(0)->type()->kind() != c10::TypeKind::TensorType) {
-    FailureOr<Value> e = m.tensor(node, node->input(1));
-    FailureOr<double> base = m.scalarDouble(node, node->input(0));
-    if (failed(e) || failed(base))
+  auto isTensor = [&](const torch::jit::Value *v) {
+    return v->type()->kind() == c10::TypeKind::TensorType &&
+           !m.scalars.count(v);
+  };
+  if (!isTensor(node->input(0)) && !isTensor(node->input(1))) {
+    FailureOr<c10::IValue> base = m.scalar(node, node->input(0)),
+                           exponent = m.scalar(node, node->input(1));
+    FailureOr<double> b = m.scalarDouble(node, node->input(0)),
+                      e = m.scalarDouble(node, node->input(1));
+    if (failed(base) || failed(exponent) || failed(b) || failed(e))
       return failure();
-    Value b = scalarConstant(m, node, typeOf(*e).getElementType(), *base);
-    return setTensor(m, node, m.make<dtg::PowOp>(node, {b, *e}));
+    double r = std::pow(*b, *e);
+    // pow.int_to_int keeps ints; every other form gives a float.
+    bool ints = base->isInt() && exponent->isInt() &&
+                node->output()->type()->kind() == c10::TypeKind::IntType;
+    m.scalars[node->output()] =
+        ints ? c10::IValue(static_cast<int64_t>(r)) : c10::IValue(r);
+    return success();
   }
-  FailureOr<Value> x = m.tensor(node, node->input(0));
-  if (failed(x))
+  FailureOr<SmallVector<Value>> operands = promotedOperands(m, node, {0, 1});
+  if (failed(operands))
     return failure();
-  FailureOr<Value> e = tensorOrScalar(m, node, 1, *x);
-  if (failed(e))
-    return failure();
-  return setTensor(m, node, m.make<dtg::PowOp>(node, {*x, *e}));
+  return setTensor(m, node, m.make<dtg::PowOp>(node, *operands));
 }
 
 /// addmm(bias, a, b, beta, alpha) = beta * bias + alpha * (a @ b).
@@ -257,7 +278,8 @@ LogicalResult importAdaptivePool(GraphMapper &m, torch::jit::Node *node) {
   int64_t k = StringRef(kind).ends_with("1d") ? 1 : 2;
   if (type.getRank() != k + 2 && type.getRank() != k + 1)
     return m.fail(node, "input of rank " + std::to_string(type.getRank()) +
-                            " (expected " + std::to_string(k + 2) + ")");
+                            " (expected " + std::to_string(k + 1) + " or " +
+                            std::to_string(k + 2) + ")");
   if (isMax && node->outputs().size() > 1 && node->output(1)->hasUses())
     return m.unsupported(node, "the indices output");
   FailureOr<SmallVector<int64_t>> sizes = adaptiveSizes(m, node, type, k);
@@ -283,17 +305,31 @@ LogicalResult importAdaptivePool(GraphMapper &m, torch::jit::Node *node) {
                      isMax ? m.make<dtg::ReduceMaxOp>(node, *x, attrs)
                            : m.make<dtg::ReduceMeanOp>(node, *x, attrs));
   }
-  if (divides && type.getRank() == k + 2) {
+  if (divides) {
+    // A window; an unbatched input gets a batch of 1 for it.
+    Value input = *x;
+    if (type.getRank() == k + 1) {
+      SmallVector<int64_t> batched{1};
+      batched.append(type.getShape().begin(), type.getShape().end());
+      FailureOr<Value> r = reshape(m, node, input, batched);
+      if (failed(r))
+        return failure();
+      input = *r;
+    }
     SmallVector<NamedAttribute> attrs{
         i64Array(m, "kernel", window), i64Array(m, "strides", window),
         i64Array(m, "pads", SmallVector<int64_t>(2 * k, 0)),
         i64Array(m, "dilations", SmallVector<int64_t>(k, 1)),
         m.builder.getNamedAttr("ceil_mode", m.builder.getBoolAttr(false))};
-    if (isMax)
-      return setTensor(m, node, m.make<dtg::MaxPoolOp>(node, *x, attrs));
-    attrs.push_back(m.builder.getNamedAttr("count_include_pad",
-                                           m.builder.getBoolAttr(false)));
-    return setTensor(m, node, m.make<dtg::AvgPoolOp>(node, *x, attrs));
+    if (!isMax)
+      attrs.push_back(m.builder.getNamedAttr("count_include_pad",
+                                             m.builder.getBoolAttr(false)));
+    FailureOr<Value> y = isMax ? m.make<dtg::MaxPoolOp>(node, input, attrs)
+                               : m.make<dtg::AvgPoolOp>(node, input, attrs);
+    if (failed(y) || type.getRank() == k + 2)
+      return setTensor(m, node, y);
+    return setTensor(m, node,
+                     reshape(m, node, *y, typeOf(*y).getShape().drop_front()));
   }
   if (isMax)
     return m.unsupported(node, "adaptive max pooling to sizes that do not "

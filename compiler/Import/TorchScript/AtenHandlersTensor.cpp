@@ -37,14 +37,6 @@ FailureOr<Type> dtypeOf(GraphMapper &m, torch::jit::Node *node, Type fallback) {
   return type;
 }
 
-Value cast(GraphMapper &m, torch::jit::Node *node, Value x, Type element) {
-  auto type = typeOf(x);
-  if (type.getElementType() == element)
-    return x;
-  return m.builder.create<dtg::CastOp>(
-      m.locationOf(node), RankedTensorType::get(type.getShape(), element), x);
-}
-
 /// `value` of `element` broadcast to `shape`.
 Value filled(GraphMapper &m, torch::jit::Node *node, ArrayRef<int64_t> shape,
              Type element, double value) {
@@ -59,6 +51,8 @@ Value filled(GraphMapper &m, torch::jit::Node *node, ArrayRef<int64_t> shape,
 /// new_ones/new_zeros/new_full(self, size, ...), and ones_like/zeros_like/
 /// full_like(self, [fill_value,] dtype, ...).
 LogicalResult importFilled(GraphMapper &m, torch::jit::Node *node) {
+  if (!node->maybeSchema())
+    return m.unsupported(node, "an overload without a schema");
   StringRef kind = node->kind().toQualString();
   kind.consume_front("aten::");
   bool like = kind.ends_with("_like"), fresh = kind.starts_with("new_");
@@ -147,7 +141,7 @@ FailureOr<SmallVector<Value>> tensorList(GraphMapper &m, torch::jit::Node *node,
 }
 
 /// cat(tensors, dim) and stack(tensors, dim), the operands promoted to one
-/// element type as PyTorch does for floats.
+/// element type as PyTorch does.
 template <bool stack>
 LogicalResult importCat(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<SmallVector<Value>> parts = tensorList(m, node, 0);
@@ -160,14 +154,12 @@ LogicalResult importCat(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<int64_t> axis = normalizeDim(m, node, *dim, rank);
   if (failed(axis))
     return failure();
-  Type element = typeOf(parts->front()).getElementType();
+  SmallVector<Type> types;
+  for (Value part : *parts)
+    types.push_back(typeOf(part).getElementType());
+  Type element = promotedType(types);
   for (Value &part : *parts) {
-    Type other = typeOf(part).getElementType();
-    if (other != element && isa<FloatType>(other) && !isa<FloatType>(element))
-      element = other;
-  }
-  for (Value &part : *parts) {
-    part = cast(m, node, part, element);
+    part = castTo(m, node, part, element);
     if (!stack)
       continue;
     SmallVector<int64_t> shape(typeOf(part).getShape());
@@ -195,6 +187,8 @@ LogicalResult importSelect(GraphMapper &m, torch::jit::Node *node) {
     return failure();
   ArrayRef<int64_t> shape = typeOf(*x).getShape();
   auto rank = static_cast<int64_t>(shape.size());
+  if (rank == 0)
+    return m.fail(node, "select() cannot be applied to a 0-d tensor");
   FailureOr<int64_t> axis = normalizeDim(m, node, *dim, rank);
   if (failed(axis))
     return failure();
@@ -285,34 +279,12 @@ LogicalResult importWhere(GraphMapper &m, torch::jit::Node *node) {
   if (node->inputs().size() == 1)
     return importDataDependentShape(m, node);
   FailureOr<Value> condition = m.tensor(node, node->input(0));
-  if (failed(condition))
+  FailureOr<SmallVector<Value>> operands = promotedOperands(m, node, {1, 2});
+  if (failed(condition) || failed(operands))
     return failure();
-  bool xTensor = node->input(1)->type()->kind() == c10::TypeKind::TensorType,
-       yTensor = node->input(2)->type()->kind() == c10::TypeKind::TensorType;
-  Value like;
-  if (xTensor || yTensor) {
-    FailureOr<Value> t = m.tensor(node, node->input(xTensor ? 1 : 2));
-    if (failed(t))
-      return failure();
-    like = *t;
-  } else {
-    like = scalarConstant(m, node, m.builder.getF32Type(), 0);
-  }
-  FailureOr<Value> x = tensorOrScalar(m, node, 1, like),
-                   y = tensorOrScalar(m, node, 2, like);
-  if (failed(x) || failed(y))
-    return failure();
-  Type element = typeOf(*x).getElementType();
-  if (element != typeOf(*y).getElementType()) {
-    bool castY = isa<FloatType>(element) ||
-                 (typeOf(*y).getRank() == 0 && typeOf(*x).getRank() > 0);
-    if (castY)
-      *y = cast(m, node, *y, element);
-    else
-      *x = cast(m, node, *x, typeOf(*y).getElementType());
-  }
-  Value c = cast(m, node, *condition, m.builder.getI1Type());
-  return setTensor(m, node, m.make<dtg::WhereOp>(node, {c, *x, *y}));
+  Value c = castTo(m, node, *condition, m.builder.getI1Type());
+  return setTensor(
+      m, node, m.make<dtg::WhereOp>(node, {c, (*operands)[0], (*operands)[1]}));
 }
 
 /// unsqueeze(x, dim).
@@ -337,6 +309,8 @@ LogicalResult importSqueeze(GraphMapper &m, torch::jit::Node *node) {
     return failure();
   ArrayRef<int64_t> shape = typeOf(*x).getShape();
   auto rank = static_cast<int64_t>(shape.size());
+  if (rank == 0)
+    return setTensor(m, node, *x);
   SmallVector<bool> drop(rank, node->inputs().size() == 1);
   if (node->inputs().size() > 1) {
     FailureOr<SmallVector<int64_t>> dims = m.scalarInts(node, node->input(1));
@@ -449,7 +423,7 @@ LogicalResult importTo(GraphMapper &m, torch::jit::Node *node) {
       return failure();
     element = *given;
   }
-  return setTensor(m, node, cast(m, node, *x, element));
+  return setTensor(m, node, castTo(m, node, *x, element));
 }
 
 /// max / min: of all elements (one operand), elementwise (two tensors), or
@@ -542,16 +516,27 @@ LogicalResult importArgMax(GraphMapper &m, torch::jit::Node *node) {
   if (failed(x) || failed(keep))
     return failure();
   int64_t axis = 0;
+  int64_t rank = typeOf(*x).getRank();
   if (m.isNone(node->input(1))) {
-    x = reshape(m, node, *x, {typeOf(*x).getNumElements()});
-    if (failed(x))
+    // Of the flattened tensor; keepdim gives it the input's rank of 1s.
+    FailureOr<Value> flat = reshape(m, node, *x, {typeOf(*x).getNumElements()});
+    if (failed(flat))
       return failure();
-    *keep = 0;
+    FailureOr<Value> index = m.make<OpTy>(
+        node, *flat,
+        {m.builder.getNamedAttr("axis", m.builder.getI64IntegerAttr(0)),
+         m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(false)),
+         m.builder.getNamedAttr("select_last_index",
+                                m.builder.getBoolAttr(false))});
+    if (failed(index) || !*keep)
+      return setTensor(m, node, index);
+    return setTensor(m, node,
+                     reshape(m, node, *index, SmallVector<int64_t>(rank, 1)));
   } else {
     FailureOr<int64_t> dim = m.scalarInt(node, node->input(1));
     if (failed(dim))
       return failure();
-    FailureOr<int64_t> a = normalizeDim(m, node, *dim, typeOf(*x).getRank());
+    FailureOr<int64_t> a = normalizeDim(m, node, *dim, rank);
     if (failed(a))
       return failure();
     axis = *a;
@@ -564,14 +549,6 @@ LogicalResult importArgMax(GraphMapper &m, torch::jit::Node *node) {
            m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(*keep)),
            m.builder.getNamedAttr("select_last_index",
                                   m.builder.getBoolAttr(false))}));
-}
-
-template <typename OpTy>
-LogicalResult unary(GraphMapper &m, torch::jit::Node *node) {
-  FailureOr<Value> x = m.tensor(node, node->input(0));
-  if (failed(x))
-    return failure();
-  return setTensor(m, node, m.make<OpTy>(node, *x));
 }
 
 } // namespace
@@ -610,10 +587,4 @@ void lowering::addTensorHandlers(AtenHandlerTable &t) {
   t["aten::amin"] = importAmax<dtg::ReduceMinOp>;
   t["aten::argmax"] = importArgMax<dtg::ArgMaxOp>;
   t["aten::argmin"] = importArgMax<dtg::ArgMinOp>;
-  t["aten::abs"] = unary<dtg::AbsOp>;
-  t["aten::rsqrt"] = unary<dtg::RsqrtOp>;
-  t["aten::erf"] = unary<dtg::ErfOp>;
-  t["aten::reciprocal"] = unary<dtg::ReciprocalOp>;
-  t["aten::sin"] = unary<dtg::SinOp>;
-  t["aten::cos"] = unary<dtg::CosOp>;
 }

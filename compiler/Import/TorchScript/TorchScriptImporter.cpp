@@ -32,6 +32,7 @@
 #include <torch/script.h>
 
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -343,6 +344,7 @@ private:
   LogicalResult importNode(torch::jit::Node *node);
   LogicalResult importLoop(torch::jit::Node *node);
   LogicalResult importInPlace(torch::jit::Node *node);
+  bool readsBufferAfter(const torch::jit::Node *node, const std::string &name);
 
   torch::jit::Module module;
   std::map<std::string, at::Tensor> parameterTensors;
@@ -528,15 +530,31 @@ LogicalResult ModuleImporter::importInPlace(torch::jit::Node *node) {
     return emitError(locationOf(node), "op '")
            << kind.toQualString() << "' is not supported";
   }
-  // BatchNorm's num_batches_tracked += 1, which nothing reads back.
-  if (buffer(node->input(0)) && !node->output()->hasUses())
-    return success();
-  auto mutated = values.find(node->input(0));
+  // An update of a buffer that nothing reads afterwards (BatchNorm's
+  // num_batches_tracked += 1) changes nothing the step computes.
+  if (std::optional<std::pair<std::string, at::Tensor>> updated =
+          buffer(node->input(0))) {
+    if (!node->output()->hasUses() && !readsBufferAfter(node, updated->first))
+      return success();
+    return unsupported(node, "an in-place update of buffer '" + updated->first +
+                                 "' that is read again");
+  }
+  auto isInPlace = [](const torch::jit::Node *n) {
+    StringRef k = n->kind().toQualString();
+    return k.ends_with("_") && !k.ends_with("__") && !n->inputs().empty();
+  };
+  // The tensor updated: through the results of earlier in-place ops (each
+  // the same tensor) to the value that made it.
+  SmallVector<const torch::jit::Value *> names{node->input(0)};
+  while (isInPlace(names.back()->node()))
+    names.push_back(names.back()->node()->input(0));
+  auto mutated = values.find(names.back());
   if (mutated == values.end() || isa<BlockArgument>(mutated->second))
     return unsupported(node, "an in-place update of a parameter, buffer or "
                              "input");
-  // Rebinding the operand is right only if no other tensor shares its
-  // memory: it is no view, and nothing takes a view of it.
+  // Rebinding those names is right only if no other tensor shares the
+  // memory: the tensor is no view, and nothing took a view of it or
+  // holds it in a list.
   auto mayAlias = [](const torch::jit::Node *n) {
     const c10::FunctionSchema *schema = n->maybeSchema();
     if (!schema)
@@ -545,18 +563,65 @@ LogicalResult ModuleImporter::importInPlace(torch::jit::Node *node) {
       return r.alias_info() != nullptr;
     });
   };
-  bool aliased = mayAlias(node->input(0)->node());
-  for (const torch::jit::Use &use : node->input(0)->uses())
-    aliased |= use.user != node &&
-               !StringRef(use.user->kind().toQualString()).ends_with("_") &&
-               mayAlias(use.user);
+  bool aliased = mayAlias(names.back()->node());
+  for (const torch::jit::Value *v : names)
+    for (const torch::jit::Use &use : v->uses())
+      aliased |= use.user != node && !isInPlace(use.user) &&
+                 use.user->kind() != c10::prim::Return && mayAlias(use.user);
   if (aliased)
-    return unsupported(node, "an in-place update of a tensor that shares "
-                             "its memory with another (a view)");
+    return unsupported(node, "an in-place update of a tensor that may share "
+                             "its memory with another (a view, or a list "
+                             "holding it)");
+  auto type = cast<RankedTensorType>(mutated->second.getType());
   if (failed((*handler)(*this, node)))
     return failure();
-  values[node->input(0)] = values[node->output()];
+  // In place, the tensor keeps its shape and element type.
+  Value result = values[node->output()];
+  auto resultType = cast<RankedTensorType>(result.getType());
+  if (resultType.getShape() != type.getShape())
+    return fail(node, "the result's shape differs from the updated "
+                      "tensor's (an in-place op cannot broadcast it)");
+  if (resultType.getElementType() != type.getElementType())
+    result = builder.create<dtg::CastOp>(locationOf(node), type, result);
+  values[node->output()] = result;
+  for (const torch::jit::Value *v : names)
+    values[v] = result;
   return success();
+}
+
+/// Whether a node after `node` (in its block, then after the nodes that
+/// hold that block) reads buffer `name`.
+bool ModuleImporter::readsBufferAfter(const torch::jit::Node *node,
+                                      const std::string &name) {
+  std::function<bool(const torch::jit::Node *)> reads =
+      [&](const torch::jit::Node *n) {
+        if (n->kind() == c10::prim::GetAttr) {
+          // Its path: the names of the GetAttr chain from `self`.
+          std::string path = n->s(c10::attr::name);
+          for (const torch::jit::Node *p = n->input(0)->node();
+               p->kind() == c10::prim::GetAttr; p = p->input(0)->node())
+            path = p->s(c10::attr::name) + "." + path;
+          if (path == name)
+            return true;
+        }
+        for (const torch::jit::Value *input : n->inputs())
+          if (auto b = buffer(input); b && b->first == name)
+            return true;
+        for (const torch::jit::Block *block : n->blocks())
+          for (const torch::jit::Node *inner : block->nodes())
+            if (reads(inner))
+              return true;
+        return false;
+      };
+  for (const torch::jit::Node *at = node; at;
+       at = at->owningBlock()->owningNode())
+    for (const torch::jit::Node *n = at->next(); n; n = n->next()) {
+      if (reads(n))
+        return true;
+      if (n == n->owningBlock()->return_node())
+        break;
+    }
+  return false;
 }
 
 /// Copies what `from` holds to `to` (values, buffers, lists or scalars).
@@ -667,6 +732,8 @@ FailureOr<OwningOpRef<ModuleOp>> ModuleImporter::run() {
         logits = results[i];
     if (!logits) {
       failureKind = ImportFailure::Invalid;
+      if (results.empty())
+        return emitError(fileLoc, "--logits: forward has no outputs");
       InFlightDiagnostic error =
           emitError(fileLoc, "--logits: forward has no output '")
           << loss->logits << "'";

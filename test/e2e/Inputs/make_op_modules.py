@@ -26,6 +26,13 @@ Modules (NAME):
                stack, .to()/type_as, max along a dim, amax, argmax,
                maximum, cross_entropy over [N, C, T] (outputs: loss,
                argmax)
+  promotion    PyTorch's type promotion and the forms around it (not
+               trained): pow of int tensors and float numbers, of two
+               numbers, where with numbers, true division of ints, bitwise
+               ops on ints, logical ops on floats, float functions of ints,
+               softplus with a threshold, argmax with keepdim and no dim,
+               unbatched adaptive max pooling, squeeze of a 0-d tensor, a
+               chain of in-place ops on a fresh tensor (outputs: output0..)
   dropout      dropout in training mode with p = 0.5 (not trained here)
 
 Usage: make_op_modules.py OUT
@@ -116,6 +123,22 @@ class Indexing(nn.Module):
         return F.cross_entropy(logits, targets), logits.argmax(1)
 
 
+class Promotion(nn.Module):
+    def forward(self, x, tokens):
+        scale = x.size(-1) ** -0.5
+        width = tokens.size(1) & 6
+        c = x > 0
+        counts = tokens + 1  # int64
+        h = x * 2
+        h.add_(1).relu_()
+        return (counts ** 0.5, 2.5 ** tokens, torch.where(c, 1, 0),
+                torch.where(tokens > 3, counts, 1.5), counts / 2,
+                counts / tokens.clamp(min=1), torch.logical_and(x, x - 0.5),
+                torch.rsqrt(counts), F.softplus(x * 3, threshold=1.0),
+                x.argmax(keepdim=True), F.adaptive_max_pool1d(x, 2),
+                x.sum().squeeze(0), h, x * scale + width)
+
+
 class Dropout(nn.Module):
     def __init__(self):
         super().__init__()
@@ -133,6 +156,9 @@ def batches(name, n):
     if name == "pooling":
         return {"images": torch.randn(n, 4, 10, 10, generator=g),
                 "labels": torch.randint(0, 5, (n,), generator=g)}
+    if name == "promotion":
+        return {"x": torch.randn(n, 6, generator=g),
+                "tokens": torch.randint(0, 11, (n, 6), generator=g)}
     return {"tokens": torch.randint(0, 11, (n, 6), generator=g),
             "targets": torch.randint(0, 11, (n, 6), generator=g)}
 
@@ -153,7 +179,7 @@ def save(module, example, out, name):
     traced.save(os.path.join(out, name + "_traced.pt"))
 
 
-def write(out, name, module):
+def write(out, name, module, train=True):
     folder = os.path.join(out, name)
     os.makedirs(os.path.join(folder, "train"), exist_ok=True)
     data = batches(name, BATCH * STEPS)
@@ -168,6 +194,8 @@ def write(out, name, module):
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     for i, o in enumerate(outputs):
         np.save(os.path.join(folder, "output%d.npy" % i), o.numpy())
+    if not train:
+        return
     # PyTorch's training, in float64 from the same weights.
     reference = copy.deepcopy(module).double()
     optimizer = torch.optim.SGD(reference.parameters(), lr=0.05,
@@ -190,6 +218,7 @@ def main(out):
     write(out, "activations", Activations())
     write(out, "pooling", Pooling())
     write(out, "indexing", Indexing())
+    write(out, "promotion", Promotion(), train=False)
     x = torch.randn(2, 6)
     save(Dropout(), (x,), out, "dropout")
 

@@ -4,7 +4,8 @@ torch.cumprod on the line marked CUMPROD), control flow on the data that
 freezing cannot remove (data_dependent.pt, the `if` marked BRANCH), a
 result whose shape depends on the data (data_shape.pt, the boolean mask
 marked MASK), an in-place update of forward's argument (mutate_input.pt,
-MUTATE) and of a view (view_mutation.pt, VIEW), and files that are not TorchScript archives (truncated.pt: the
+MUTATE), of a view (view_mutation.pt, VIEW) and of a buffer read again
+(buffer_update.pt, COUNT), and files that are not TorchScript archives (truncated.pt: the
 first half of one; text.pt); and a module that imports (linear.pt, one
 output) for the errors of the flags that name its values. Usage: make_modules.py OUT"""
 import os
@@ -53,6 +54,16 @@ class ViewMutation(nn.Module):
         return h.sum()
 
 
+class BufferUpdate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.ones(1))
+
+    def forward(self, x):
+        self.count.add_(1)  # COUNT
+        return (x * self.count).sum()
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.jit.script(nn.Linear(4, 3)).save(os.path.join(out, "linear.pt"))
@@ -65,6 +76,8 @@ def main(out):
                                                       "mutate_input.pt"))
     torch.jit.script(ViewMutation()).save(os.path.join(out,
                                                        "view_mutation.pt"))
+    torch.jit.script(BufferUpdate()).save(os.path.join(out,
+                                                       "buffer_update.pt"))
     with open(os.path.join(out, "unsupported_op.pt"), "rb") as f:
         whole = f.read()
     with open(os.path.join(out, "truncated.pt"), "wb") as f:
