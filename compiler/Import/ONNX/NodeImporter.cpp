@@ -125,10 +125,10 @@ FailureOr<Tensor> NodeImporter::getTensorAttr(StringRef name) {
   return std::move(*read.tensor);
 }
 
-FailureOr<SmallVector<Value>>
-NodeImporter::create(StringRef opName, ValueRange operands,
-                     ArrayRef<NamedAttribute> attributes, TypeRange resultTypes,
-                     unsigned numResults) {
+FailureOr<Operation *> mlir::dtc::createInferred(
+    OpBuilder &builder, Location loc, StringRef opName, ValueRange operands,
+    ArrayRef<NamedAttribute> attributes, TypeRange resultTypes,
+    unsigned numResults, std::string &internalError) {
   MLIRContext *context = builder.getContext();
   OperationState state(loc, opName);
   state.addOperands(operands);
@@ -139,26 +139,44 @@ NodeImporter::create(StringRef opName, ValueRange operands,
   else
     state.addTypes(resultTypes);
   Operation *op = builder.create(state);
-  if (infer) {
-    auto inferable = dyn_cast<InferTypeOpInterface>(op);
-    if (!inferable) {
-      op->erase();
-      return fail("internal: '" + opName + "' needs explicit result types");
-    }
-    SmallVector<Type> types;
-    if (failed(inferable.inferReturnTypes(
-            context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
-            op->getPropertiesStorage(), op->getRegions(), types))) {
-      op->erase();
-      return failure();
-    }
-    if (types.size() != op->getNumResults()) {
-      op->erase();
-      return fail("internal: '" + opName + "' inferred the wrong result count");
-    }
-    for (auto [result, type] : llvm::zip(op->getResults(), types))
-      result.setType(type);
+  if (!infer)
+    return op;
+  auto inferable = dyn_cast<InferTypeOpInterface>(op);
+  if (!inferable) {
+    op->erase();
+    internalError =
+        "internal: '" + opName.str() + "' needs explicit result types";
+    return failure();
   }
+  SmallVector<Type> types;
+  if (failed(inferable.inferReturnTypes(
+          context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types))) {
+    op->erase();
+    return failure();
+  }
+  if (types.size() != op->getNumResults()) {
+    op->erase();
+    internalError =
+        "internal: '" + opName.str() + "' inferred the wrong result count";
+    return failure();
+  }
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+  return op;
+}
+
+FailureOr<SmallVector<Value>>
+NodeImporter::create(StringRef opName, ValueRange operands,
+                     ArrayRef<NamedAttribute> attributes, TypeRange resultTypes,
+                     unsigned numResults) {
+  std::string internalError;
+  FailureOr<Operation *> created =
+      createInferred(builder, loc, opName, operands, attributes, resultTypes,
+                     numResults, internalError);
+  if (failed(created))
+    return internalError.empty() ? failure() : fail(internalError);
+  Operation *op = *created;
   for (Type type : op->getResultTypes())
     if (auto tensorType = dyn_cast<RankedTensorType>(type))
       if (tensorType.hasStaticShape() &&

@@ -58,6 +58,19 @@ bool isElementTypeName(StringRef name);
 /// The element type of such a name.
 Type elementTypeNamed(MLIRContext *context, StringRef name);
 
+/// Builds op `opName` at the builder's insertion point with `operands` and
+/// `attributes`, its `numResults` result types inferred (InferTypeOpInterface)
+/// unless `resultTypes` gives them. Where inference fails the op is erased
+/// and the result is failure: the op reported why, or (an op that cannot
+/// infer, a wrong result count) `internalError` says it. Shared by the
+/// importers; the caller verifies.
+FailureOr<Operation *> createInferred(OpBuilder &builder, Location loc,
+                                      StringRef opName, ValueRange operands,
+                                      ArrayRef<NamedAttribute> attributes,
+                                      TypeRange resultTypes,
+                                      unsigned numResults,
+                                      std::string &internalError);
+
 /// Adds `loss.labels` as a data input of @main `func`, after the other data
 /// inputs, unless it has an input of that name: one int64 class per row of
 /// `logits` for cross_entropy (the logits' shape without its class axis, the

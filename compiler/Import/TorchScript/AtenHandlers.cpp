@@ -91,6 +91,17 @@ NamedAttribute lowering::i64Array(GraphMapper &m, StringRef name,
   return m.builder.getNamedAttr(name, m.builder.getDenseI64ArrayAttr(values));
 }
 
+SmallVector<NamedAttribute> lowering::reduceAttrs(GraphMapper &m, Value x,
+                                                  ArrayRef<int64_t> axes,
+                                                  bool keepdims) {
+  SmallVector<int64_t> all(axes);
+  if (all.empty())
+    for (int64_t d = 0, rank = typeOf(x).getRank(); d < rank; ++d)
+      all.push_back(d);
+  return {i64Array(m, "axes", all),
+          m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(keepdims))};
+}
+
 Value lowering::castTo(GraphMapper &m, torch::jit::Node *node, Value x,
                        Type element) {
   auto type = typeOf(x);
@@ -681,7 +692,8 @@ LogicalResult importListUnpack(GraphMapper &m, torch::jit::Node *node) {
   return success();
 }
 
-/// sum / mean(x, dim = all, keepdim = false, dtype = None).
+/// sum / mean(x, dim = all, keepdim = false, dtype = None), and amax /
+/// amin(x, dim, keepdim).
 template <typename OpTy>
 LogicalResult importReduce(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<Value> x = m.tensor(node, node->input(0));
@@ -713,16 +725,8 @@ LogicalResult importReduce(GraphMapper &m, torch::jit::Node *node) {
   }
   if (node->inputs().size() > dtypeIndex && !m.isNone(node->input(dtypeIndex)))
     return m.unsupported(node, "a dtype argument");
-  if (axes.empty())
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-  return setTensor(
-      m, node,
-      m.make<OpTy>(
-          node, *x,
-          {m.builder.getNamedAttr("axes", m.builder.getDenseI64ArrayAttr(axes)),
-           m.builder.getNamedAttr("keepdims",
-                                  m.builder.getBoolAttr(keepdim))}));
+  return setTensor(m, node,
+                   m.make<OpTy>(node, *x, reduceAttrs(m, *x, axes, keepdim)));
 }
 
 /// Comparisons of a tensor with a tensor or a scalar, or of two numbers
@@ -1328,6 +1332,8 @@ const AtenHandlerTable &handlers() {
     t["aten::ScalarImplicit"] = dataDependent;
     t["aten::sum"] = importReduce<dtg::ReduceSumOp>;
     t["aten::mean"] = importReduce<dtg::ReduceMeanOp>;
+    t["aten::amax"] = importReduce<dtg::ReduceMaxOp>;
+    t["aten::amin"] = importReduce<dtg::ReduceMinOp>;
     t["aten::gt"] = compare<dtg::GreaterOp>;
     t["aten::ge"] = compare<dtg::GreaterEqualOp>;
     t["aten::lt"] = compare<dtg::LessOp>;

@@ -138,6 +138,10 @@ FailureOr<Value> tensorOrScalar(GraphMapper &m, torch::jit::Node *node,
                                 unsigned i, Value like);
 NamedAttribute i64Array(GraphMapper &m, StringRef name,
                         ArrayRef<int64_t> values);
+/// The attributes of a dtg reduction of `x` over `axes` (all of them when
+/// empty).
+SmallVector<NamedAttribute> reduceAttrs(GraphMapper &m, Value x,
+                                        ArrayRef<int64_t> axes, bool keepdims);
 /// `x` with element type `element` (itself if it has it).
 Value castTo(GraphMapper &m, torch::jit::Node *node, Value x, Type element);
 /// PyTorch's result type of tensors (bool < integers < floats, the widest

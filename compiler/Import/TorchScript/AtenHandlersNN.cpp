@@ -298,9 +298,8 @@ LogicalResult importAdaptivePool(GraphMapper &m, torch::jit::Node *node) {
     SmallVector<int64_t> axes;
     for (int64_t d = 0; d < k; ++d)
       axes.push_back(first + d);
-    SmallVector<NamedAttribute> attrs{
-        i64Array(m, "axes", axes),
-        m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(true))};
+    SmallVector<NamedAttribute> attrs =
+        reduceAttrs(m, *x, axes, /*keepdims=*/true);
     return setTensor(m, node,
                      isMax ? m.make<dtg::ReduceMaxOp>(node, *x, attrs)
                            : m.make<dtg::ReduceMeanOp>(node, *x, attrs));
@@ -397,12 +396,8 @@ LogicalResult importMseLoss(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<Value> squared = m.make<dtg::MulOp>(node, {*d, *d});
   if (failed(squared) || *reduction == "none")
     return setTensor(m, node, squared);
-  SmallVector<int64_t> axes;
-  for (int64_t a = 0; a < typeOf(*x).getRank(); ++a)
-    axes.push_back(a);
-  SmallVector<NamedAttribute> attrs{
-      i64Array(m, "axes", axes),
-      m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(false))};
+  SmallVector<NamedAttribute> attrs =
+      reduceAttrs(m, *squared, {}, /*keepdims=*/false);
   return setTensor(m, node,
                    *reduction == "sum"
                        ? m.make<dtg::ReduceSumOp>(node, *squared, attrs)

@@ -426,6 +426,14 @@ LogicalResult importTo(GraphMapper &m, torch::jit::Node *node) {
   return setTensor(m, node, castTo(m, node, *x, element));
 }
 
+SmallVector<NamedAttribute> argAttrs(GraphMapper &m, int64_t axis,
+                                     bool keepdims) {
+  return {m.builder.getNamedAttr("axis", m.builder.getI64IntegerAttr(axis)),
+          m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(keepdims)),
+          m.builder.getNamedAttr("select_last_index",
+                                 m.builder.getBoolAttr(false))};
+}
+
 /// max / min: of all elements (one operand), elementwise (two tensors), or
 /// along a dimension (values and indices).
 template <bool isMax>
@@ -435,12 +443,8 @@ LogicalResult importMaxMin(GraphMapper &m, torch::jit::Node *node) {
     return failure();
   int64_t rank = typeOf(*x).getRank();
   if (node->inputs().size() == 1) {
-    SmallVector<int64_t> axes;
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-    SmallVector<NamedAttribute> attrs{
-        i64Array(m, "axes", axes),
-        m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(false))};
+    SmallVector<NamedAttribute> attrs =
+        reduceAttrs(m, *x, {}, /*keepdims=*/false);
     return setTensor(m, node,
                      isMax ? m.make<dtg::ReduceMaxOp>(node, *x, attrs)
                            : m.make<dtg::ReduceMinOp>(node, *x, attrs));
@@ -460,95 +464,46 @@ LogicalResult importMaxMin(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<int64_t> axis = normalizeDim(m, node, *dim, rank);
   if (failed(axis))
     return failure();
-  NamedAttribute keepdims =
-      m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(*keep));
-  NamedAttribute axes = i64Array(m, "axes", {*axis});
-  if (failed(setTensor(
-          m, node,
-          isMax ? m.make<dtg::ReduceMaxOp>(node, *x, {axes, keepdims})
-                : m.make<dtg::ReduceMinOp>(node, *x, {axes, keepdims}))))
+  SmallVector<NamedAttribute> attrs = reduceAttrs(m, *x, {*axis}, *keep);
+  if (failed(setTensor(m, node,
+                       isMax ? m.make<dtg::ReduceMaxOp>(node, *x, attrs)
+                             : m.make<dtg::ReduceMinOp>(node, *x, attrs))))
     return failure();
   if (!node->output(1)->hasUses())
     return success();
-  SmallVector<NamedAttribute> argAttrs{
-      m.builder.getNamedAttr("axis", m.builder.getI64IntegerAttr(*axis)),
-      keepdims,
-      m.builder.getNamedAttr("select_last_index",
-                             m.builder.getBoolAttr(false))};
-  return setTensor(m, node,
-                   isMax ? m.make<dtg::ArgMaxOp>(node, *x, argAttrs)
-                         : m.make<dtg::ArgMinOp>(node, *x, argAttrs),
-                   1);
-}
-
-/// amax / amin(x, dim, keepdim).
-template <typename OpTy>
-LogicalResult importAmax(GraphMapper &m, torch::jit::Node *node) {
-  FailureOr<Value> x = m.tensor(node, node->input(0));
-  FailureOr<SmallVector<int64_t>> dims = m.scalarInts(node, node->input(1));
-  FailureOr<int64_t> keep = m.scalarInt(node, node->input(2));
-  if (failed(x) || failed(dims) || failed(keep))
-    return failure();
-  int64_t rank = typeOf(*x).getRank();
-  SmallVector<int64_t> axes;
-  for (int64_t d : *dims) {
-    FailureOr<int64_t> a = normalizeDim(m, node, d, rank);
-    if (failed(a))
-      return failure();
-    axes.push_back(*a);
-  }
-  if (axes.empty())
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
   return setTensor(
       m, node,
-      m.make<OpTy>(
-          node, *x,
-          {i64Array(m, "axes", axes),
-           m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(*keep))}));
+      isMax ? m.make<dtg::ArgMaxOp>(node, *x, argAttrs(m, *axis, *keep))
+            : m.make<dtg::ArgMinOp>(node, *x, argAttrs(m, *axis, *keep)),
+      1);
 }
 
-/// argmax / argmin(x, dim, keepdim); without dim, of the flattened tensor.
+/// argmax / argmin(x, dim, keepdim); without dim, of the flattened tensor
+/// (keepdim then gives it the input's rank of 1s).
 template <typename OpTy>
 LogicalResult importArgMax(GraphMapper &m, torch::jit::Node *node) {
   FailureOr<Value> x = m.tensor(node, node->input(0));
   FailureOr<int64_t> keep = m.scalarInt(node, node->input(2));
   if (failed(x) || failed(keep))
     return failure();
-  int64_t axis = 0;
   int64_t rank = typeOf(*x).getRank();
   if (m.isNone(node->input(1))) {
-    // Of the flattened tensor; keepdim gives it the input's rank of 1s.
     FailureOr<Value> flat = reshape(m, node, *x, {typeOf(*x).getNumElements()});
     if (failed(flat))
       return failure();
-    FailureOr<Value> index = m.make<OpTy>(
-        node, *flat,
-        {m.builder.getNamedAttr("axis", m.builder.getI64IntegerAttr(0)),
-         m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(false)),
-         m.builder.getNamedAttr("select_last_index",
-                                m.builder.getBoolAttr(false))});
+    FailureOr<Value> index = m.make<OpTy>(node, *flat, argAttrs(m, 0, false));
     if (failed(index) || !*keep)
       return setTensor(m, node, index);
     return setTensor(m, node,
                      reshape(m, node, *index, SmallVector<int64_t>(rank, 1)));
-  } else {
-    FailureOr<int64_t> dim = m.scalarInt(node, node->input(1));
-    if (failed(dim))
-      return failure();
-    FailureOr<int64_t> a = normalizeDim(m, node, *dim, rank);
-    if (failed(a))
-      return failure();
-    axis = *a;
   }
-  return setTensor(
-      m, node,
-      m.make<OpTy>(
-          node, *x,
-          {m.builder.getNamedAttr("axis", m.builder.getI64IntegerAttr(axis)),
-           m.builder.getNamedAttr("keepdims", m.builder.getBoolAttr(*keep)),
-           m.builder.getNamedAttr("select_last_index",
-                                  m.builder.getBoolAttr(false))}));
+  FailureOr<int64_t> dim = m.scalarInt(node, node->input(1));
+  if (failed(dim))
+    return failure();
+  FailureOr<int64_t> axis = normalizeDim(m, node, *dim, rank);
+  if (failed(axis))
+    return failure();
+  return setTensor(m, node, m.make<OpTy>(node, *x, argAttrs(m, *axis, *keep)));
 }
 
 } // namespace
@@ -583,8 +538,6 @@ void lowering::addTensorHandlers(AtenHandlerTable &t) {
   t["aten::min"] = importMaxMin<false>;
   t["aten::maximum"] = importMaxMin<true>;
   t["aten::minimum"] = importMaxMin<false>;
-  t["aten::amax"] = importAmax<dtg::ReduceMaxOp>;
-  t["aten::amin"] = importAmax<dtg::ReduceMinOp>;
   t["aten::argmax"] = importArgMax<dtg::ArgMaxOp>;
   t["aten::argmin"] = importArgMax<dtg::ArgMinOp>;
 }

@@ -222,29 +222,17 @@ FailureOr<SmallVector<Value>>
 GraphMapper::create(const torch::jit::Node *node, StringRef opName,
                     ValueRange operands, ArrayRef<NamedAttribute> attributes,
                     unsigned numResults) {
-  Location loc = locationOf(node);
-  OperationState state(loc, opName);
-  state.addOperands(operands);
-  state.addAttributes(attributes);
-  state.addTypes(SmallVector<Type>(numResults, NoneType::get(context)));
-  Operation *op = builder.create(state);
-  auto inferable = dyn_cast<InferTypeOpInterface>(op);
-  SmallVector<Type> types;
-  if (!inferable ||
-      failed(inferable.inferReturnTypes(
-          context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
-          op->getPropertiesStorage(), op->getRegions(), types)) ||
-      types.size() != op->getNumResults()) {
-    op->erase();
+  std::string internalError;
+  FailureOr<Operation *> op =
+      createInferred(builder, locationOf(node), opName, operands, attributes,
+                     /*resultTypes=*/{}, numResults, internalError);
+  if (failed(op))
+    return internalError.empty() ? failure() : fail(node, internalError);
+  if (failed(verify(*op, /*verifyRecursively=*/false))) {
+    (*op)->erase();
     return failure();
   }
-  for (auto [result, type] : llvm::zip(op->getResults(), types))
-    result.setType(type);
-  if (failed(verify(op, /*verifyRecursively=*/false))) {
-    op->erase();
-    return failure();
-  }
-  return SmallVector<Value>(op->getResults());
+  return SmallVector<Value>((*op)->getResults());
 }
 
 Value GraphMapper::constant(Location loc, const dtg::interp::Tensor &value) {
