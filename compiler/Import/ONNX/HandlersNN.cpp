@@ -367,10 +367,7 @@ LogicalResult importDropout(NodeImporter &n) {
     return n.fail("data must hold floats");
   Tensor key = Tensor::zeros(n.builder.getI64Type(), {2});
   key.setInt(0, n.getInt("seed", 0));
-  int64_t stream = 0;
-  for (Operation &op : *n.builder.getInsertionBlock())
-    if (isa<dtg::DropoutOp>(op))
-      ++stream;
+  int64_t stream = nextDropoutStream(n.builder.getInsertionBlock());
   FailureOr<SmallVector<Value>> results =
       n.create(dtg::DropoutOp::getOperationName(), {*x, n.constant(key)},
                {n.f64Attr("ratio", ratio), n.i64Attr("stream", stream)}, {},

@@ -166,6 +166,11 @@ FailureOr<Operation *> mlir::dtc::createInferred(
   return op;
 }
 
+int64_t mlir::dtc::nextDropoutStream(Block *block) {
+  return llvm::count_if(*block,
+                        [](Operation &op) { return isa<dtg::DropoutOp>(op); });
+}
+
 FailureOr<SmallVector<Value>>
 NodeImporter::create(StringRef opName, ValueRange operands,
                      ArrayRef<NamedAttribute> attributes, TypeRange resultTypes,

@@ -71,6 +71,10 @@ FailureOr<Operation *> createInferred(OpBuilder &builder, Location loc,
                                       unsigned numResults,
                                       std::string &internalError);
 
+/// The `stream` of a new dtg.dropout in `block`: one more than the dropouts
+/// already there, so that each draws its own mask (both importers).
+int64_t nextDropoutStream(Block *block);
+
 /// Adds `loss.labels` as a data input of @main `func`, after the other data
 /// inputs, unless it has an input of that name: one int64 class per row of
 /// `logits` for cross_entropy (the logits' shape without its class axis, the

@@ -72,18 +72,19 @@ FailureOr<int64_t> lowering::normalizeDim(GraphMapper &m,
   return dim < 0 ? dim + rank : dim;
 }
 
-/// Operand `i` as a tensor, or a scalar operand as a rank-0 constant of
-/// `like`'s element type (aten's Scalar overloads).
-FailureOr<Value> lowering::tensorOrScalar(GraphMapper &m,
-                                          torch::jit::Node *node, unsigned i,
-                                          Value like) {
-  const torch::jit::Value *input = node->input(i);
-  if (input->type()->kind() == c10::TypeKind::TensorType)
-    return m.tensor(node, input);
-  FailureOr<double> v = m.scalarDouble(node, input);
-  if (failed(v))
-    return failure();
-  return scalarConstant(m, node, typeOf(like).getElementType(), *v);
+FailureOr<Value> lowering::sliceAlong(GraphMapper &m, torch::jit::Node *node,
+                                      Value x, int64_t axis, int64_t start,
+                                      int64_t limit, int64_t step) {
+  ArrayRef<int64_t> shape = typeOf(x).getShape();
+  auto rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
+  starts[axis] = start;
+  limits[axis] = limit;
+  steps[axis] = step;
+  return m.make<dtg::SliceOp>(node, x,
+                              {i64Array(m, "starts", starts),
+                               i64Array(m, "limits", limits),
+                               i64Array(m, "steps", steps)});
 }
 
 NamedAttribute lowering::i64Array(GraphMapper &m, StringRef name,
@@ -140,8 +141,7 @@ lowering::promotedOperands(GraphMapper &m, torch::jit::Node *node,
   SmallVector<Type> tiers[3]; // dimensioned, 0-d, numbers
   for (auto [k, i] : llvm::enumerate(inputs)) {
     const torch::jit::Value *input = node->input(i);
-    if (input->type()->kind() == c10::TypeKind::TensorType &&
-        !m.scalars.count(input)) {
+    if (m.isTensor(input)) {
       FailureOr<Value> t = m.tensor(node, input);
       if (failed(t))
         return failure();
@@ -415,10 +415,7 @@ LogicalResult importDropout(GraphMapper &m, torch::jit::Node *node) {
   // Keyed as the ONNX importer keys Dropout: (seed 0, step) and a stream
   // number unique to the op within the graph.
   Tensor key = Tensor::zeros(m.builder.getI64Type(), {2});
-  int64_t stream = 0;
-  for (Operation &op : *m.builder.getInsertionBlock())
-    if (isa<dtg::DropoutOp>(op))
-      ++stream;
+  int64_t stream = nextDropoutStream(m.builder.getInsertionBlock());
   FailureOr<SmallVector<Value>> results = m.create(
       node, dtg::DropoutOp::getOperationName(),
       {*x, m.constant(m.locationOf(node), key)},
@@ -608,8 +605,7 @@ LogicalResult intArithmetic(GraphMapper &m, torch::jit::Node *node) {
 template <char opChar,
           LogicalResult (*tensorForm)(GraphMapper &, torch::jit::Node *)>
 LogicalResult arithmetic(GraphMapper &m, torch::jit::Node *node) {
-  if (node->input(0)->type()->kind() == c10::TypeKind::TensorType &&
-      !m.scalars.count(node->input(0)))
+  if (m.isTensor(node->input(0)))
     return tensorForm(m, node);
   return intArithmetic<opChar>(m, node);
 }
@@ -733,8 +729,7 @@ LogicalResult importReduce(GraphMapper &m, torch::jit::Node *node) {
 /// known while importing.
 template <typename OpTy>
 LogicalResult compare(GraphMapper &m, torch::jit::Node *node) {
-  if (node->input(0)->type()->kind() != c10::TypeKind::TensorType ||
-      m.scalars.count(node->input(0))) {
+  if (!m.isTensor(node->input(0))) {
     // Lists and strings (mse_loss's size check, a mode argument): equal
     // or not.
     if (std::is_same_v<OpTy, dtg::EqualOp>) {
@@ -770,8 +765,7 @@ LogicalResult compare(GraphMapper &m, torch::jit::Node *node) {
 /// into Python, which decides something (an if, a size) while the
 /// compiled step cannot.
 LogicalResult dataDependent(GraphMapper &m, torch::jit::Node *node) {
-  if (node->input(0)->type()->kind() != c10::TypeKind::TensorType ||
-      m.scalars.count(node->input(0)))
+  if (!m.isTensor(node->input(0)))
     return importInt(m, node);
   return m.unsupported(node, "reading a tensor's value into the program "
                              "(a data-dependent value or branch)");
@@ -1047,17 +1041,11 @@ LogicalResult importSlice(GraphMapper &m, torch::jit::Node *node) {
     return failure();
   if (*step <= 0)
     return m.unsupported(node, "a step that is not positive");
-  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
-  starts[*axis] = *start;
-  limits[*axis] = std::max(*start, *end);
-  steps[*axis] = *step;
-  if (starts[*axis] == 0 && limits[*axis] == size && *step == 1)
+  int64_t limit = std::max(*start, *end);
+  if (*start == 0 && limit == size && *step == 1)
     return importIdentity(m, node);
   return setTensor(m, node,
-                   m.make<dtg::SliceOp>(node, *x,
-                                        {i64Array(m, "starts", starts),
-                                         i64Array(m, "limits", limits),
-                                         i64Array(m, "steps", steps)}));
+                   sliceAlong(m, node, *x, *axis, *start, limit, *step));
 }
 
 /// split(x, size or sizes, dim) and chunk(x, chunks, dim): a list.
@@ -1088,19 +1076,13 @@ LogicalResult importSplit(GraphMapper &m, torch::jit::Node *node) {
       sizes.push_back(std::min(each, size - o));
   }
   SmallVector<Value> parts;
-  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
   int64_t offset = 0;
   for (int64_t s : sizes) {
-    starts[*axis] = offset;
-    limits[*axis] = offset + s;
-    offset += s;
-    FailureOr<Value> part = m.make<dtg::SliceOp>(node, *x,
-                                                 {i64Array(m, "starts", starts),
-                                                  i64Array(m, "limits", limits),
-                                                  i64Array(m, "steps", steps)});
+    FailureOr<Value> part = sliceAlong(m, node, *x, *axis, offset, offset + s);
     if (failed(part))
       return failure();
     parts.push_back(*part);
+    offset += s;
   }
   if (offset != size)
     return m.fail(node, "the split sizes do not add up to the dimension");
@@ -1114,10 +1096,21 @@ LogicalResult importMaskedFill(GraphMapper &m, torch::jit::Node *node) {
                    mask = m.tensor(node, node->input(1));
   if (failed(x) || failed(mask))
     return failure();
-  FailureOr<Value> fill = tensorOrScalar(m, node, 2, *x);
-  if (failed(fill))
-    return failure();
-  return setTensor(m, node, m.make<dtg::WhereOp>(node, {*mask, *fill, *x}));
+  // The value takes x's element type (the result is x's).
+  Type element = typeOf(*x).getElementType();
+  Value fill;
+  if (node->input(2)->type()->kind() == c10::TypeKind::TensorType) {
+    FailureOr<Value> t = m.tensor(node, node->input(2));
+    if (failed(t))
+      return failure();
+    fill = castTo(m, node, *t, element);
+  } else {
+    FailureOr<double> v = m.scalarDouble(node, node->input(2));
+    if (failed(v))
+      return failure();
+    fill = scalarConstant(m, node, element, *v);
+  }
+  return setTensor(m, node, m.make<dtg::WhereOp>(node, {*mask, fill, *x}));
 }
 
 /// sqrt of a tensor, or of a number known while importing.
@@ -1218,11 +1211,9 @@ LogicalResult importIs(GraphMapper &m, torch::jit::Node *node) {
 /// any tensors, nonzero counting as true.
 template <char opChar>
 LogicalResult importLogical(GraphMapper &m, torch::jit::Node *node) {
-  bool tensors = false;
-  for (const torch::jit::Value *input : node->inputs())
-    tensors |= input->type()->kind() == c10::TypeKind::TensorType &&
-               !m.scalars.count(input);
-  if (!tensors) {
+  if (llvm::none_of(node->inputs(), [&](const torch::jit::Value *input) {
+        return m.isTensor(input);
+      })) {
     SmallVector<c10::IValue> v;
     bool ints = false;
     for (const torch::jit::Value *input : node->inputs()) {

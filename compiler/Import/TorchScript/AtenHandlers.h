@@ -57,6 +57,12 @@ public:
   /// has no schema or no such input.
   const torch::jit::Value *namedInput(const torch::jit::Node *node,
                                       StringRef name);
+  /// Whether `value` is a tensor of the program: of tensor type, and not a
+  /// number known while importing (traced shape arithmetic's 0-d tensors).
+  bool isTensor(const torch::jit::Value *value) const {
+    return value->type()->kind() == c10::TypeKind::TensorType &&
+           !scalars.count(value);
+  }
   /// Whether `value` is None (a constant, or an absent attribute such as a
   /// bias=False layer's).
   bool isNone(const torch::jit::Value *value);
@@ -132,10 +138,10 @@ FailureOr<Value> reshape(GraphMapper &m, torch::jit::Node *node, Value value,
 /// `dim` in [0, rank) (Python's negative dimensions counted from the end).
 FailureOr<int64_t> normalizeDim(GraphMapper &m, torch::jit::Node *node,
                                 int64_t dim, int64_t rank);
-/// Operand `i` as a tensor, or a scalar operand as a rank-0 constant of
-/// `like`'s element type (aten's Scalar overloads).
-FailureOr<Value> tensorOrScalar(GraphMapper &m, torch::jit::Node *node,
-                                unsigned i, Value like);
+/// `x`'s elements [start, limit) along `axis`, every `step`-th.
+FailureOr<Value> sliceAlong(GraphMapper &m, torch::jit::Node *node, Value x,
+                            int64_t axis, int64_t start, int64_t limit,
+                            int64_t step = 1);
 NamedAttribute i64Array(GraphMapper &m, StringRef name,
                         ArrayRef<int64_t> values);
 /// The attributes of a dtg reduction of `x` over `axes` (all of them when

@@ -147,11 +147,7 @@ LogicalResult importSoftplus(GraphMapper &m, torch::jit::Node *node) {
 /// pow(x, exponent) of tensors or numbers, in PyTorch's promoted type; of
 /// two numbers known while importing, a number.
 LogicalResult importPow(GraphMapper &m, torch::jit::Node *node) {
-  auto isTensor = [&](const torch::jit::Value *v) {
-    return v->type()->kind() == c10::TypeKind::TensorType &&
-           !m.scalars.count(v);
-  };
-  if (!isTensor(node->input(0)) && !isTensor(node->input(1))) {
+  if (!m.isTensor(node->input(0)) && !m.isTensor(node->input(1))) {
     FailureOr<c10::IValue> base = m.scalar(node, node->input(0)),
                            exponent = m.scalar(node, node->input(1));
     FailureOr<double> b = m.scalarDouble(node, node->input(0)),

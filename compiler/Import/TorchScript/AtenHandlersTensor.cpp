@@ -197,13 +197,7 @@ LogicalResult importSelect(GraphMapper &m, torch::jit::Node *node) {
     return m.fail(node, "index " + std::to_string(*index) +
                             " is out of range for a dimension of size " +
                             std::to_string(size));
-  SmallVector<int64_t> starts(rank, 0), limits(shape), steps(rank, 1);
-  starts[*axis] = i;
-  limits[*axis] = i + 1;
-  FailureOr<Value> part = m.make<dtg::SliceOp>(node, *x,
-                                               {i64Array(m, "starts", starts),
-                                                i64Array(m, "limits", limits),
-                                                i64Array(m, "steps", steps)});
+  FailureOr<Value> part = sliceAlong(m, node, *x, *axis, i, i + 1);
   if (failed(part))
     return failure();
   SmallVector<int64_t> result(shape);
