@@ -48,7 +48,10 @@ if [ "$mode" = prepare ]; then
     data=$(data_of $m)
     "$DIR/$c/cpu/train" --data "$data" --steps 20 \
       --log-jsonl "$DIR/$c/cpu.jsonl" 2> /dev/null
-    rm -rf "$DIR/$c/cpu" "$DIR/$c/cuda/model.onnx"
+    # Only what `train` reads travels (the device tool carries 64 MiB).
+    rm -rf "$DIR/$c/cpu" "$DIR/$c/cuda/model.onnx" "$DIR/$c/cuda/train.cu" \
+      "$DIR/$c/cuda/step.mlir" "$DIR/$c/cuda/plan.json" \
+      "$DIR/$c/cuda/build.log" "$DIR/$c/cuda/CMakeLists.txt"
   done
   rm -f "$DIR"/*/model.onnx
   /usr/bin/python3 "$ROOT/test/bench/cuda_speed.py" prepare --out "$DIR/bench"
@@ -58,7 +61,10 @@ fi
 
 OUT=$3
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$DIR/bench/lib:${LD_LIBRARY_PATH:-}
+# libnccl is PyTorch's (the nvidia-nccl wheel): too large to carry.
+nccl=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' \
+  2> /dev/null || true)
+export LD_LIBRARY_PATH=$DIR/bench/lib:${nccl:+$nccl/lib:}${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0
 for c in $cases; do
@@ -99,6 +105,7 @@ PY
 done
 # SKIP_BENCH=1: the correctness checks alone.
 if [ -z "${SKIP_BENCH:-}" ]; then
-  python3 "$ROOT/test/bench/cuda_speed.py" run --dir "$DIR/bench" || status=1
+  python3 "$ROOT/test/bench/cuda_speed.py" run --dir "$DIR/bench" \
+    --profile "$OUT" || status=1
 fi
 exit $status

@@ -52,7 +52,17 @@ LR = 1e-3
 #: Libraries a CUDA machine has: not copied.
 SYSTEM = ("linux-vdso", "libc.so", "libm.so", "ld-linux", "libgcc_s",
           "libstdc++", "libpthread", "libdl.so", "librt.so", "libcudart",
-          "libcublas")
+          "libcublas", "libnccl")
+
+
+def nccl_lib_dir():
+    """The folder of PyTorch's NCCL (the nvidia-nccl wheel), which a GPU
+    machine with PyTorch has: libnccl is too large to carry."""
+    try:
+        import nvidia.nccl
+        return os.path.join(list(nvidia.nccl.__path__)[0], "lib")
+    except ImportError:
+        return ""
 
 
 def run(argv, env=None):
@@ -82,7 +92,11 @@ def prepare(args):
              "--optimizer", "adamw", "--lr", str(LR)])
         # Only what `train` reads travels.
         os.remove(os.path.join(folder, "model.onnx"))
-        os.remove(os.path.join(folder, "cuda", "model.onnx"))
+        for leftover in ("model.onnx", "train.cu", "step.mlir", "build.log",
+                         "CMakeLists.txt"):
+            path = os.path.join(folder, "cuda", leftover)
+            if os.path.exists(path):
+                os.remove(path)
         for leftover in ("logits.npy", "loss.npy", "tokens.npy",
                          "targets.npy"):
             path = os.path.join(folder, leftover)
@@ -100,9 +114,12 @@ def prepare(args):
                 shutil.copy2(path, os.path.join(args.out, "lib"))
 
 
-def time_dtc(folder, lib, steps):
+def time_dtc(folder, lib, steps, profile=None):
     env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = lib + ":" + env.get("LD_LIBRARY_PATH", "")
+    env["LD_LIBRARY_PATH"] = ":".join(
+        [lib, nccl_lib_dir(), env.get("LD_LIBRARY_PATH", "")])
+    if profile:
+        env["DTCG_PROFILE"] = profile
     log = os.path.join(folder, "cuda", "speed.jsonl")
     data = ",".join("%s=%s" % (n, os.path.join(folder, "train", n + ".npy"))
                     for n in ("tokens", "targets"))
@@ -155,9 +172,17 @@ def run_cases(args):
     results = []
     for name in CASES:
         folder = os.path.join(args.dir, name)
+        if not os.path.isdir(folder):
+            continue  # not prepared (or not carried)
         case = json.load(open(os.path.join(folder, "case.json")))
         sizes, batch = case["sizes"], case["batch"]
         tokens = batch * sizes["seq"]
+        profile = None
+        if args.profile:
+            os.makedirs(args.profile, exist_ok=True)
+            profile = os.path.join(args.profile, name + ".profile.txt")
+            # The profile's events cost time: timed in a run of its own.
+            time_dtc(folder, lib, 10, profile)
         dtc_s, _ = time_dtc(folder, lib, args.steps)
         eager_s, params, device = time_torch(sizes, batch, args.steps, False)
         compile_s, _, _ = time_torch(sizes, batch, args.steps, True)
@@ -183,6 +208,9 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--dir", required=True)
     r.add_argument("--steps", type=int, default=30)
+    r.add_argument("--profile", metavar="DIR",
+                   help="also write DIR/CASE.profile.txt: dtc's device time "
+                   "per op (DTCG_PROFILE, a run of its own)")
     r.add_argument("--peak-tflops", type=float, default=67.0,
                    help="the GPU's fp32 (non-tensor-core) peak; H100 SXM: 67")
     args = parser.parse_args()

@@ -457,6 +457,25 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
 
   for (Operation &op : body.without_terminator()) {
     std::string node = onnxNodeName(op.getLoc());
+    // A fused kernel made by dtc (a gradient, an update) is known by the
+    // first ONNX node fused into it, as its kernel's name is.
+    // One with no ONNX node at all (a gradient's sum of squares for
+    // clipping) is labelled by its kind and ops ("fusion reduction: mul,
+    // reduce_sum").
+    std::string unnamed;
+    if (auto fusion = dyn_cast<dtg::FusionOp>(op); fusion && node.empty()) {
+      llvm::SetVector<StringRef> ops;
+      for (Operation &inner : fusion.getBody().front().without_terminator()) {
+        if (node = onnxNodeName(inner.getLoc()); !node.empty())
+          break;
+        if (!isa<dtg::ConstantOp>(inner))
+          ops.insert(inner.getName().stripDialect());
+      }
+      if (node.empty())
+        unnamed = ("fusion " + fusion.getKind() + ": " +
+                   llvm::join(ops.getArrayRef().take_front(4), ", "))
+                      .str();
+    }
     if (auto constant = dyn_cast<dtg::ConstantOp>(op)) {
       FailureOr<std::string> data = decls.constant(constant);
       if (failed(data))
@@ -513,8 +532,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     auto explain = op.getAttrOfType<StringAttr>("dtc.explain");
     std::string label = quoted(
         explain && isa<dist::DistDialect>(op.getDialect()) ? explain.getValue()
-        : node.empty() ? op.getName().getStringRef()
-                       : StringRef(node));
+        : !node.empty()                                    ? StringRef(node)
+        : !unnamed.empty()                                 ? StringRef(unnamed)
+                           : op.getName().getStringRef());
     os << "  ctx->current_op = " << label << ";\n";
     // Collectives in flight move on only inside MPI calls: between kernels.
     if (async)
@@ -570,7 +590,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     if (!cuda())
       os << "  if (ctx->guard) guardRegion(" << guardArgs << ", false);\n";
     else
-      os << "  dtcg::currentOp() = " << label << ";\n";
+      os << "  dtcg::beginOp(" << label << ");\n";
     if (failed((*rule)(&op, *this)))
       return failure();
     if (!missing.empty())

@@ -211,6 +211,28 @@ private:
   LogicalResult emitLoop(llvm::raw_ostream &os, ArrayRef<Operation *> ops,
                          ArrayRef<int64_t> space, Value preloaded);
   LogicalResult emitReduction(llvm::raw_ostream &hostOs);
+  /// CUDA: the reduction kernel (emitReduction's parts, printed into
+  /// `kernels`) and its launch on `hostOs`.
+  /// CUDA: a reduction of few long rows in two kernels (each row's parts
+  /// in blocks of their own, then the parts of each row combined).
+  LogicalResult emitSplitReduction(
+      llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
+      ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
+      ArrayRef<std::string> acc, int64_t count,
+      function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<std::string> &,
+                        StringRef)>
+          emitKept,
+      function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
+      function_ref<LogicalResult(StringRef)> emitResults);
+  LogicalResult emitDeviceReduction(
+      llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
+      ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
+      ArrayRef<std::string> acc,
+      function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<std::string> &,
+                        StringRef)>
+          emitKept,
+      function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
+      function_ref<LogicalResult(StringRef)> emitResults);
   LogicalResult emitGemm(llvm::raw_ostream &os);
 
   std::string fresh() { return "t" + std::to_string(counter++); }
@@ -238,6 +260,10 @@ private:
   llvm::raw_string_ostream kernels{kernelsText};
   std::string params, args, constantsText;
   unsigned numKernels = 0;
+  /// The C type of the kernels' index arithmetic: CUDA kernels whose every
+  /// tensor and iteration space has fewer than 2^31 elements use `int` (a
+  /// GPU divides 64-bit integers in software).
+  std::string idx = "int64_t";
 };
 
 } // namespace
@@ -420,11 +446,11 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   if (e.cuda()) {
     kernel = openKernel();
     int64_t total = numel(space);
-    kernels << "  DTCG_GRID_STRIDE(flat, " << total << ") {\n"
-            << "    int64_t rest = flat;\n    (void)rest;\n";
+    kernels << "  DTCG_GRID_STRIDE_AS(" << idx << ", flat, " << total << ") {\n"
+            << "    " << idx << " rest = flat;\n    (void)rest;\n";
     for (size_t d = dims.size(); d-- > 0;)
-      kernels << "    const int64_t " << vars[d] << " = rest % " << dims[d]
-              << ";\n    rest /= " << dims[d] << ";\n";
+      kernels << "    const " << idx << " " << vars[d] << " = rest % "
+              << dims[d] << ";\n    rest /= " << dims[d] << ";\n";
     hostOs << launch(kernel, "dtcg::gridFor(" + std::to_string(total) + ")",
                      "dtcg::kBlock");
   }
@@ -498,6 +524,206 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   if (e.cuda())
     kernels << "  }\n}\n\n";
   sources = std::move(saved);
+  return success();
+}
+
+LogicalResult FusionPrinter::emitSplitReduction(
+    llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
+    ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
+    ArrayRef<std::string> acc, int64_t count,
+    function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<std::string> &,
+                      StringRef)>
+        emitKept,
+    function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
+    function_ref<LogicalResult(StringRef)> emitResults) {
+  llvm::raw_ostream &os = kernels;
+  int64_t outCount = numel(in) / count;
+  int64_t parts = std::min<int64_t>((count + 4095) / 4096,
+                                    std::max<int64_t>(2, 2048 / outCount));
+  int64_t chunk = (count + parts - 1) / parts;
+  int64_t numAcc = static_cast<int64_t>(acc.size());
+  // The parts' results: a scratch buffer of the launcher's, which both
+  // kernels take as one more parameter.
+  hostOs << "  static double *const partial = static_cast<double *>("
+         << "dtcg::deviceScratch(" << outCount * parts * numAcc
+         << " * sizeof(double)));\n";
+  params += ", double *__restrict partial";
+  args += ", partial";
+  auto opOf = [](Operation *r) {
+    return isa<dtg::ReduceMaxOp>(r) ? 1 : isa<dtg::ReduceMinOp>(r) ? 2 : 0;
+  };
+  auto initOf = [&](Operation *r) -> StringRef {
+    int op = opOf(r);
+    return op == 1 ? "-HUGE_VAL" : op == 2 ? "HUGE_VAL" : "0.0";
+  };
+  // Kernel 1: block b takes part b % parts of row b / parts.
+  std::string first = openKernel();
+  hostOs << launch(first, std::to_string(outCount * parts), "dtcg::kBlock");
+  os << "  const " << idx << " b = blockIdx.x;\n"
+     << "  const " << idx << " r = b / " << parts << ";\n"
+     << "  const " << idx << " begin = b % " << parts << " * " << chunk << ";\n"
+     << "  const " << idx << " end = begin + " << chunk << " < " << count
+     << " ? begin + " << chunk << " : " << count << ";\n";
+  SmallVector<std::string> inIndex(in.size());
+  emitKept(keptDims, inIndex, "r");
+  for (auto [r, name] : llvm::zip(reductions, acc))
+    os << "    double " << name << " = " << initOf(r) << ";\n";
+  os << "    for (" << idx << " q = begin + threadIdx.x; q < end; "
+     << "q += blockDim.x) {\n"
+     << "      " << idx << " left = q;\n      (void)left;\n";
+  for (int64_t a : llvm::reverse(axes)) {
+    inIndex[a] = "j" + std::to_string(a);
+    os << "      const " << idx << " " << inIndex[a] << " = left % " << in[a]
+       << ";\n      left /= " << in[a] << ";\n";
+  }
+  if (failed(emitUpdates(inIndex, "")))
+    return failure();
+  os << "    }\n";
+  for (auto [i, r, name] : llvm::enumerate(reductions, acc)) {
+    os << "    " << name << " = dtcg::blockReduce(" << name << ", " << opOf(r)
+       << ");\n"
+       << "    if (threadIdx.x == 0)\n      partial[b * " << numAcc << " + "
+       << i << "] = " << name << ";\n";
+  }
+  os << "}\n\n";
+  // Kernel 2: one thread per row combines its parts in order.
+  std::string second = openKernel();
+  hostOs << launch(second, std::to_string(outCount), "32");
+  os << "  const " << idx << " r = blockIdx.x;\n"
+     << "  " << idx << " rest = r;\n  (void)rest;\n"
+     << "  if (threadIdx.x == 0) {\n";
+  for (auto [i, r, name] : llvm::enumerate(reductions, acc))
+    os << "    double " << name << " = partial[r * " << parts * numAcc << " + "
+       << i << "];\n"
+       << "    for (" << idx << " p = 1; p < " << parts << "; ++p)\n      "
+       << name << " = dtcg::combineOp(" << name << ", partial[(r * " << parts
+       << " + p) * " << numAcc << " + " << i << "], " << opOf(r) << ");\n";
+  if (failed(emitResults("")))
+    return failure();
+  os << "  }\n}\n\n";
+  return success();
+}
+
+LogicalResult FusionPrinter::emitDeviceReduction(
+    llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
+    ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
+    ArrayRef<std::string> acc,
+    function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<std::string> &,
+                      StringRef)>
+        emitKept,
+    function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
+    function_ref<LogicalResult(StringRef)> emitResults) {
+  llvm::raw_ostream &os = kernels;
+  auto opOf = [](Operation *r) {
+    return isa<dtg::ReduceMaxOp>(r) ? 1 : isa<dtg::ReduceMinOp>(r) ? 2 : 0;
+  };
+  auto initOf = [&](Operation *r) -> StringRef {
+    int op = opOf(r);
+    return op == 1 ? "-HUGE_VAL" : op == 2 ? "HUGE_VAL" : "0.0";
+  };
+  int64_t total = numel(in);
+  int64_t outCount = 1;
+  for (int64_t d : keptDims)
+    outCount *= in[d];
+  int64_t count = total / std::max<int64_t>(outCount, 1);
+  SmallVector<std::string> inIndex(in.size());
+  // The reduced coordinates of `q` (the last reduced axis fastest).
+  auto emitReduced = [&] {
+    os << "      " << idx << " left = q;\n      (void)left;\n";
+    for (int64_t a : llvm::reverse(axes)) {
+      inIndex[a] = "j" + std::to_string(a);
+      os << "      const " << idx << " " << inIndex[a] << " = left % " << in[a]
+         << ";\n      left /= " << in[a] << ";\n";
+    }
+  };
+  auto emitAccumulators = [&] {
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "    double " << name << " = " << initOf(r) << ";\n";
+  };
+  auto combine = [&](StringRef function) {
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "    " << name << " = dtcg::" << function << "(" << name << ", "
+         << opOf(r) << ");\n";
+  };
+  int64_t last = static_cast<int64_t>(in.size()) - 1;
+  bool column = !keptDims.empty() && keptDims.back() == last && in[last] >= 8 &&
+                count > 1;
+  if (!column && count > 1024 && outCount < 264 && count >= 16384)
+    return emitSplitReduction(hostOs, in, axes, keptDims, reductions, acc,
+                              count, emitKept, emitUpdates, emitResults);
+  std::string kernel = openKernel();
+  if (column) {
+    // The last dimension is kept (a bias gradient): a block takes 32
+    // adjacent results (one per lane: every read of a warp is one
+    // contiguous run) and its 8 rows of threads stride over the reduced
+    // elements; the rows combine through shared memory, in order.
+    int64_t inner = in[last];
+    int64_t groups = (inner + 31) / 32;
+    hostOs << launch(kernel, std::to_string(outCount / inner * groups),
+                     "dim3(32, 8)");
+    os << "  const " << idx << " g = blockIdx.x;\n"
+       << "  const " << idx << " row = g / " << groups << ", col = g % "
+       << groups << " * 32 + threadIdx.x;\n"
+       << "  const bool live = col < " << inner << ";\n";
+    emitKept(keptDims.drop_back(), inIndex, "row");
+    inIndex[last] = "col";
+    emitAccumulators();
+    os << "    for (" << idx << " q = threadIdx.y; live && q < " << count
+       << "; q += blockDim.y) {\n";
+    emitReduced();
+    if (failed(emitUpdates(inIndex, "")))
+      return failure();
+    os << "    }\n";
+    combine("columnReduce");
+    os << "    if (threadIdx.y == 0 && live) {\n"
+       << "    const " << idx << " r = row * " << inner << " + col;\n";
+    if (failed(emitResults("")))
+      return failure();
+    os << "    }\n}\n\n";
+    return success();
+  }
+  if (count <= 1024) {
+    // Short rows (layer norm, softmax over a head): one warp per result,
+    // 8 results per block; lanes stride over the reduced elements and
+    // combine by shuffles.
+    hostOs << launch(kernel, std::to_string((outCount + 7) / 8), "dim3(32, 8)");
+    os << "  const " << idx << " r = " << idx
+       << "(blockIdx.x) * 8 + threadIdx.y;\n"
+       << "  const bool live = r < " << outCount << ";\n";
+    emitKept(keptDims, inIndex, "r");
+    emitAccumulators();
+    os << "    for (" << idx << " q = threadIdx.x; live && q < " << count
+       << "; q += 32) {\n";
+    emitReduced();
+    if (failed(emitUpdates(inIndex, "")))
+      return failure();
+    os << "    }\n";
+    combine("warpReduce");
+    os << "    if (threadIdx.x == 0 && live) {\n";
+    if (failed(emitResults("")))
+      return failure();
+    os << "    }\n}\n\n";
+    return success();
+  }
+  // Long rows: one block per result; its threads stride over the reduced
+  // elements, then combine by warp shuffles and shared memory; thread 0
+  // writes the result and the epilogue.
+  hostOs << launch(kernel, std::to_string(outCount),
+                   "dtcg::detail::rowThreads(" + std::to_string(count) + ")");
+  os << "  const " << idx << " r = blockIdx.x;\n";
+  emitKept(keptDims, inIndex, "r");
+  emitAccumulators();
+  os << "    for (" << idx << " q = threadIdx.x; q < " << count
+     << "; q += blockDim.x) {\n";
+  emitReduced();
+  if (failed(emitUpdates(inIndex, "")))
+    return failure();
+  os << "    }\n";
+  combine("blockReduce");
+  os << "    if (threadIdx.x == 0) {\n";
+  if (failed(emitResults("")))
+    return failure();
+  os << "    }\n}\n\n";
   return success();
 }
 
@@ -576,7 +802,7 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     os << "    rest = r;\n";
     for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
       outIndex[d] = "e" + std::to_string(d);
-      os << "    const int64_t " << outIndex[d] << " = rest % " << out[d]
+      os << "    const " << idx << " " << outIndex[d] << " = rest % " << out[d]
          << ";\n    rest /= " << out[d] << ";\n";
     }
     llvm::DenseMap<Value, std::string> outNames;
@@ -618,10 +844,10 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
   // dimensions not reduced, last first).
   auto emitKept = [&](ArrayRef<int64_t> dims,
                       SmallVectorImpl<std::string> &inIndex, StringRef var) {
-    os << "    int64_t rest = " << var << ";\n    (void)rest;\n";
+    os << "    " << idx << " rest = " << var << ";\n    (void)rest;\n";
     for (int64_t d : llvm::reverse(dims)) {
       inIndex[d] = "c" + std::to_string(d);
-      os << "    const int64_t " << inIndex[d] << " = rest % " << in[d]
+      os << "    const " << idx << " " << inIndex[d] << " = rest % " << in[d]
          << ";\n    rest /= " << in[d] << ";\n";
     }
   };
@@ -632,39 +858,9 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
   SmallVector<std::string> inIndex(in.size());
   bool parallel = numel(in) >= kParallelThreshold;
 
-  if (e.cuda()) {
-    // One block per result: its threads stride over the reduced elements
-    // (the last reduced axis fastest), then combine by warp shuffles and
-    // shared memory; thread 0 writes the result and the epilogue.
-    std::string kernel = openKernel();
-    hostOs << launch(kernel, std::to_string(outCount),
-                     "dtcg::detail::rowThreads(" + std::to_string(count) + ")");
-    os << "  const int64_t r = blockIdx.x;\n";
-    emitKept(keptDims, inIndex, "r");
-    for (auto [r, name] : llvm::zip(reductions, acc))
-      os << "    double " << name << " = " << initOf(r) << ";\n";
-    os << "    for (int64_t q = threadIdx.x; q < " << count
-       << "; q += blockDim.x) {\n      int64_t left = q;\n";
-    for (int64_t a : llvm::reverse(axes)) {
-      inIndex[a] = "j" + std::to_string(a);
-      os << "      const int64_t " << inIndex[a] << " = left % " << in[a]
-         << ";\n      left /= " << in[a] << ";\n";
-    }
-    if (failed(emitUpdates(inIndex, "")))
-      return failure();
-    os << "    }\n";
-    for (auto [r, name] : llvm::zip(reductions, acc))
-      os << "    " << name << " = dtcg::blockReduce(" << name << ", "
-         << (isa<dtg::ReduceMaxOp>(r)   ? 1
-             : isa<dtg::ReduceMinOp>(r) ? 2
-                                        : 0)
-         << ");\n";
-    os << "    if (threadIdx.x == 0) {\n";
-    if (failed(emitResults("")))
-      return failure();
-    os << "    }\n}\n\n";
-    return success();
-  }
+  if (e.cuda())
+    return emitDeviceReduction(hostOs, in, axes, keptDims, reductions, acc,
+                               emitKept, emitUpdates, emitResults);
 
   // The last dimension is kept (a column reduction, such as a bias
   // gradient): each task takes a block of contiguous results of one row and
@@ -885,6 +1081,21 @@ LogicalResult FusionPrinter::emit() {
     os << "@HOST@";
   }
   os << "(" << llvm::join(params, ", ") << ") {\n";
+  if (e.cuda()) {
+    // Every value the kernels index: the operands, results and each
+    // iteration space (a reduction's input may be larger than them all).
+    constexpr int64_t kFits = (int64_t(1) << 31) - 2 * 132 * 16 * 256;
+    auto fits = [&](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return !type || numel(type.getShape()) < kFits;
+    };
+    bool small = llvm::all_of(op->getOperands(), fits) &&
+                 llvm::all_of(op->getResults(), fits);
+    for (Operation &inner : op.getBody().front().without_terminator())
+      small = small && llvm::all_of(inner.getResults(), fits);
+    if (small)
+      idx = "int";
+  }
   {
     llvm::raw_string_ostream constantsOs(constantsText);
     if (failed(prepare(e.cuda() ? constantsOs : os)))

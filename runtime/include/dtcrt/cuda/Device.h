@@ -117,6 +117,22 @@ inline void *deviceScratch(size_t bytes) {
   return p;
 }
 
+/// Device scratch `slot` of at least `bytes`, kept for the next call (a
+/// library kernel's temporary: the stream runs its users in order). Growing
+/// frees the old buffer (cudaFree waits for the kernels that use it).
+inline void *packScratch(int slot, size_t bytes) {
+  static std::array<std::pair<void *, size_t>, 4> buffers{};
+  auto &[p, size] = buffers.at(size_t(slot));
+  if (size < bytes) {
+    if (p)
+      check(cudaFree(p), "freeing a scratch buffer");
+    p = nullptr;
+    check(cudaMalloc(&p, bytes), "allocating a scratch buffer");
+    size = bytes;
+  }
+  return p;
+}
+
 /// Threads per block of the library's kernels.
 constexpr unsigned kBlock = 256;
 
@@ -149,9 +165,11 @@ inline void launch(const char *name, dim3 grid, dim3 block,
 }
 
 /// The index of this thread in a one-dimensional grid, and the grid's size.
-#define DTCG_GRID_STRIDE(i, n)                                                 \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
-       i += int64_t(gridDim.x) * blockDim.x)
+#define DTCG_GRID_STRIDE(i, n) DTCG_GRID_STRIDE_AS(int64_t, i, n)
+/// The same loop with index type I (`int` where n and the grid's size fit).
+#define DTCG_GRID_STRIDE_AS(I, i, n)                                           \
+  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < (n);          \
+       i += I(gridDim.x) * I(blockDim.x))
 
 /// Device memory to device memory, on the stream.
 inline void copy(void *to, const void *from, int64_t bytes) {
@@ -209,6 +227,33 @@ template <typename T> __device__ inline T warpMin(T v) {
     T o = __shfl_xor_sync(0xffffffffu, v, offset);
     v = o < v || o != o ? o : v;
   }
+  return v;
+}
+
+/// Combines `v` over a warp with `op` (0 sum, 1 max, 2 min); every lane
+/// gets the result.
+template <typename T> __device__ inline T warpReduce(T v, int op) {
+  return op == 0 ? warpSum(v) : op == 1 ? warpMax(v) : warpMin(v);
+}
+
+/// `v` combined with `o` by `op` (0 sum, 1 max, 2 min; NaN wins).
+template <typename T> __device__ inline T combineOp(T v, T o, int op) {
+  return op == 0   ? v + o
+         : op == 1 ? (o > v || o != o ? o : v)
+                   : (o < v || o != o ? o : v);
+}
+
+/// Combines `v` over threadIdx.y of a (32, Y <= 32) block, per column
+/// threadIdx.x, with `op` (0 sum, 1 max, 2 min), in order of y; the threads
+/// with y = 0 get the results.
+template <typename T> __device__ inline T columnReduce(T v, int op) {
+  DTCG_SHARED(T, part, 1024);
+  __syncthreads(); // a previous call's readers are done with `part`
+  part[threadIdx.y * 32 + threadIdx.x] = v;
+  __syncthreads();
+  if (threadIdx.y == 0)
+    for (unsigned y = 1; y < blockDim.y; ++y)
+      v = combineOp(v, T(part[y * 32 + threadIdx.x]), op);
   return v;
 }
 

@@ -26,6 +26,7 @@
 #ifndef DTCRT_CUDA_EMULATION_H
 #define DTCRT_CUDA_EMULATION_H
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -555,13 +556,32 @@ inline cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s,
                  static_cast<const char *>(s) + row * spitch, width);
   return cudaSuccess;
 }
-// Streams run in program order: events order nothing more.
+// Streams run in program order: events order nothing more. An event holds
+// the host time it was recorded at (the emulated device runs as the host
+// calls it), for cudaEventElapsedTime.
 enum : unsigned { cudaEventDisableTiming = 2 };
 inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
-  *e = nullptr;
+  *e = new double(0);
   return cudaSuccess;
 }
-inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = nullptr) {
+inline cudaError_t cudaEventCreate(cudaEvent_t *e) {
+  return cudaEventCreateWithFlags(e, 0);
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete static_cast<double *>(e);
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t = nullptr) {
+  if (e)
+    *static_cast<double *>(e) =
+        std::chrono::duration<double, std::milli>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                        cudaEvent_t end) {
+  *ms = float(*static_cast<double *>(end) - *static_cast<double *>(start));
   return cudaSuccess;
 }
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t,

@@ -423,20 +423,47 @@ struct StridedRead {
   int64_t strides[dtck::kMaxRank] = {};
 };
 
-/// The offset of element i of the contiguous side in the strided one.
-DTCK_HD inline int64_t stridedOffset(const StridedRead &view, int64_t i) {
-  int64_t offset = 0;
+/// The offset of element i of the contiguous side in the strided one, in
+/// index type I (32 bits when every offset fits: a GPU divides 64-bit
+/// integers in software).
+template <typename I = int64_t>
+DTCK_HD inline I stridedOffset(const StridedRead &view, I i) {
+  I offset = 0;
   for (int d = view.rank - 1; d >= 0; --d) {
-    offset += (i % view.dims[d]) * view.strides[d];
-    i /= view.dims[d];
+    I size = I(view.dims[d]);
+    offset += (i % size) * I(view.strides[d]);
+    i /= size;
   }
   return offset;
 }
 
+template <typename T, typename I>
+__global__ void stridedCopyKernel(I n, StridedRead read, const T *x, T *y) {
+  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += I(gridDim.x) * blockDim.x)
+    y[i] = x[stridedOffset<I>(read, i)];
+}
+
+/// The contiguous y = x read through `read`.
 template <typename T>
-__global__ void stridedCopyKernel(int64_t n, StridedRead read, const T *x,
-                                  T *y) {
-  DTCG_GRID_STRIDE(i, n) { y[i] = x[stridedOffset(read, i)]; }
+inline void stridedCopy(const char *name, const StridedRead &read, const T *x,
+                        T *y) {
+  int64_t n = 1, extent = 1;
+  for (int d = 0; d < read.rank; ++d) {
+    n *= read.dims[d];
+    extent += (read.dims[d] - 1) *
+              (read.strides[d] < 0 ? -read.strides[d] : read.strides[d]);
+  }
+  if (n <= 0)
+    return;
+  // The grid-stride loop's last index must fit too.
+  constexpr int64_t kFits = (int64_t(1) << 31) - 2 * 132 * 16 * 256;
+  if (n < kFits && extent < kFits)
+    launch(name, gridFor(n), kBlock, stridedCopyKernel<T, int>, int(n), read, x,
+           y);
+  else
+    launch(name, gridFor(n), kBlock, stridedCopyKernel<T, int64_t>, n, read, x,
+           y);
 }
 
 /// Result dimension d is operand dimension perm[d].
@@ -451,10 +478,7 @@ inline void transpose(const Shape &in, const Shape &out, const T *x,
     read.dims[d] = out.dims[d];
     read.strides[d] = inStrides[perm[d]];
   }
-  int64_t n = out.numel();
-  if (n > 0)
-    launch("dtcg_transpose", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
-           x, y);
+  stridedCopy("dtcg_transpose", read, x, y);
 }
 
 /// The elements a slice takes of `whole` (indices starts[d] + k *
@@ -482,10 +506,7 @@ inline void slice(const Shape &in, const Shape &out, const T *x,
                   const int64_t *starts, const int64_t *steps, T *y) {
   int64_t offset = 0;
   StridedRead read = sliceView(in, out, starts, steps, offset);
-  int64_t n = out.numel();
-  if (n > 0)
-    launch("dtcg_slice", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
-           x + offset, y);
+  stridedCopy("dtcg_slice", read, x + offset, y);
 }
 
 /// Broadcasts (NumPy rules) to the result's shape, as dtck::broadcast.
@@ -496,10 +517,7 @@ inline void broadcast(const Shape &in, const Shape &out, const T *x, T *y) {
   dtck::broadcastStrides(in, out, read.strides);
   for (int d = 0; d < out.rank; ++d)
     read.dims[d] = out.dims[d];
-  int64_t n = out.numel();
-  if (n > 0)
-    launch("dtcg_broadcast", gridFor(n), kBlock, stridedCopyKernel<T>, n, read,
-           x, y);
+  stridedCopy("dtcg_broadcast", read, x, y);
 }
 
 /// y[strided position of i] = g[i]: the scatter of a slice's gradient.
@@ -727,6 +745,24 @@ inline bool flatBatchStride(const MatrixView &v, const Shape &batch, int begin,
   }
   return true;
 }
+
+/// Copies the [batch..., rows, cols] operand `x` read through `v` (offset
+/// already applied) into contiguous `to`.
+template <typename T>
+inline void packView(const Shape &batch, int64_t rows, int64_t cols, const T *x,
+                     const MatrixView &v, T *to) {
+  StridedRead read;
+  read.rank = batch.rank + 2;
+  for (int d = 0; d < batch.rank; ++d) {
+    read.dims[d] = batch.dims[d];
+    read.strides[d] = v.batch[d];
+  }
+  read.dims[batch.rank] = rows;
+  read.strides[batch.rank] = v.row;
+  read.dims[batch.rank + 1] = cols;
+  read.strides[batch.rank + 1] = v.col;
+  stridedCopy("dtcg_matmul_pack", read, x, to);
+}
 } // namespace detail
 
 /// y[..., m, n] = a[..., m, k] x b[..., k, n] with the operands read
@@ -767,6 +803,35 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
          !(detail::flatBatchStride(ca, batch, split, strideA) &&
            detail::flatBatchStride(cb, batch, split, strideB)))
     ++split;
+  // Leading batch dimensions that do not flatten (an attention product
+  // over [batch, heads] views of a [B, T, 3C] tensor): the operands that
+  // need it are packed contiguously, so that one strided-batched product
+  // takes every batch (a loop of B small products leaves the GPU idle).
+  if (readable && split > 0 &&
+      numBatch / detail::product(batch, split, batch.rank) > 1) {
+    auto pack = [&](const T *&x, MatrixView &v, int64_t rows, int64_t cols,
+                    int slot) {
+      int64_t stride = 0;
+      if (detail::flatBatchStride(v, batch, 0, stride))
+        return;
+      T *to = static_cast<T *>(
+          packScratch(slot, size_t(numBatch * rows * cols) * sizeof(T)));
+      detail::packView(batch, rows, cols, x + v.offset, v, to);
+      x = to;
+      v = MatrixView{};
+      for (int d = batch.rank - 1, at = 1; d >= 0; --d) {
+        v.batch[d] = at * rows * cols;
+        at *= int(batch.dims[d]);
+      }
+      v.row = cols;
+      v.col = 1;
+    };
+    pack(a, ca, m, k, 0);
+    pack(b, cb, k, n, 1);
+    split = 0;
+    detail::flatBatchStride(ca, batch, 0, strideA);
+    detail::flatBatchStride(cb, batch, 0, strideB);
+  }
   if (readable && split <= batch.rank) {
     bool transA = ca.col != 1, transB = cb.col != 1;
     int64_t inner = 1;

@@ -18,6 +18,7 @@
 
 #include "dtcrt/cuda/Device.h"
 #include "dtcrt/cuda/Nccl.h"
+#include "dtcrt/cuda/Profile.h"
 #include "dtcrt/dtcrt.h"
 
 #include <cstring>
@@ -123,6 +124,9 @@ public:
     device.guard = 0;
     std::vector<void *> &out = eval ? evalDevice : resultDevice;
     fn(argDevice.data(), out.data(), &device, 0);
+    OpProfiler &profiler = OpProfiler::get();
+    if (profiler.enabled())
+      profiler.mark(nullptr);
     ctx->high_water = device.high_water;
     const std::vector<dtcrt_tensor_desc> &descs = eval ? evalResults : results;
     for (size_t r = 0; r < descs.size(); ++r) {
@@ -139,6 +143,8 @@ public:
           "reading the kernels' error flag");
     synchronize(ctx, "running the step");
     currentOp() = nullptr;
+    if (profiler.enabled())
+      profiler.endStep(!eval);
     if (failed)
       fatal("a kernel found an index out of range (a class label or token "
             "id outside its table)");
