@@ -41,6 +41,12 @@ int64_t numel(ArrayRef<int64_t> dims) {
 
 /// Elements above which a loop runs across OpenMP threads
 /// (dtck::kParallelThreshold).
+/// The combining op of a reduction in the CUDA library's numbering (0 sum,
+/// 1 max, 2 min).
+int reduceOpOf(Operation *r) {
+  return isa<dtg::ReduceMaxOp>(r) ? 1 : isa<dtg::ReduceMinOp>(r) ? 2 : 0;
+}
+
 constexpr int64_t kParallelThreshold = 1 << 14;
 
 /// Results of a column reduction (last dimension kept) one task accumulates
@@ -224,6 +230,15 @@ private:
           emitKept,
       function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
       function_ref<LogicalResult(StringRef)> emitResults);
+  /// CUDA: the kernel combining the parts of each of `outCount` results
+  /// left in `partial` by a reduction split over blocks.
+  LogicalResult
+  emitCombineParts(llvm::raw_ostream &hostOs, ArrayRef<Operation *> reductions,
+                   int64_t outCount, int64_t parts,
+                   function_ref<LogicalResult(StringRef)> emitResults);
+  /// CUDA: a scratch buffer `partial` of `slots` doubles, of the
+  /// launcher's, which the kernels opened next take as one more parameter.
+  void addPartials(llvm::raw_ostream &hostOs, int64_t slots);
   LogicalResult emitDeviceReduction(
       llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
       ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
@@ -527,6 +542,13 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   return success();
 }
 
+void FusionPrinter::addPartials(llvm::raw_ostream &hostOs, int64_t slots) {
+  hostOs << "  static double *const partial = static_cast<double *>("
+         << "dtcg::deviceScratch(" << slots << " * sizeof(double)));\n";
+  params += ", double *__restrict partial";
+  args += ", partial";
+}
+
 LogicalResult FusionPrinter::emitSplitReduction(
     llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
     ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
@@ -542,18 +564,9 @@ LogicalResult FusionPrinter::emitSplitReduction(
                                     std::max<int64_t>(2, 2048 / outCount));
   int64_t chunk = (count + parts - 1) / parts;
   int64_t numAcc = static_cast<int64_t>(acc.size());
-  // The parts' results: a scratch buffer of the launcher's, which both
-  // kernels take as one more parameter.
-  hostOs << "  static double *const partial = static_cast<double *>("
-         << "dtcg::deviceScratch(" << outCount * parts * numAcc
-         << " * sizeof(double)));\n";
-  params += ", double *__restrict partial";
-  args += ", partial";
-  auto opOf = [](Operation *r) {
-    return isa<dtg::ReduceMaxOp>(r) ? 1 : isa<dtg::ReduceMinOp>(r) ? 2 : 0;
-  };
+  addPartials(hostOs, outCount * parts * numAcc);
   auto initOf = [&](Operation *r) -> StringRef {
-    int op = opOf(r);
+    int op = reduceOpOf(r);
     return op == 1 ? "-HUGE_VAL" : op == 2 ? "HUGE_VAL" : "0.0";
   };
   // Kernel 1: block b takes part b % parts of row b / parts.
@@ -580,24 +593,36 @@ LogicalResult FusionPrinter::emitSplitReduction(
     return failure();
   os << "    }\n";
   for (auto [i, r, name] : llvm::enumerate(reductions, acc)) {
-    os << "    " << name << " = dtcg::blockReduce(" << name << ", " << opOf(r)
-       << ");\n"
+    os << "    " << name << " = dtcg::blockReduce(" << name << ", "
+       << reduceOpOf(r) << ");\n"
        << "    if (threadIdx.x == 0)\n      partial[b * " << numAcc << " + "
        << i << "] = " << name << ";\n";
   }
   os << "}\n\n";
-  // Kernel 2: one thread per row combines its parts in order.
-  std::string second = openKernel();
-  hostOs << launch(second, std::to_string(outCount), "32");
-  os << "  const " << idx << " r = blockIdx.x;\n"
+  return emitCombineParts(hostOs, reductions, outCount, parts, emitResults);
+}
+
+LogicalResult FusionPrinter::emitCombineParts(
+    llvm::raw_ostream &hostOs, ArrayRef<Operation *> reductions,
+    int64_t outCount, int64_t parts,
+    function_ref<LogicalResult(StringRef)> emitResults) {
+  // One thread per result combines its parts in order, then writes the
+  // result and the epilogue.
+  llvm::raw_ostream &os = kernels;
+  int64_t numAcc = static_cast<int64_t>(reductions.size());
+  std::string kernel = openKernel();
+  hostOs << launch(kernel, std::to_string((outCount + 31) / 32), "32");
+  os << "  const " << idx << " r = " << idx
+     << "(blockIdx.x) * 32 + threadIdx.x;\n"
      << "  " << idx << " rest = r;\n  (void)rest;\n"
-     << "  if (threadIdx.x == 0) {\n";
-  for (auto [i, r, name] : llvm::enumerate(reductions, acc))
-    os << "    double " << name << " = partial[r * " << parts * numAcc << " + "
+     << "  if (r < " << outCount << ") {\n";
+  for (auto [i, r] : llvm::enumerate(reductions))
+    os << "    double acc" << i << " = partial[r * " << parts * numAcc << " + "
        << i << "];\n"
-       << "    for (" << idx << " p = 1; p < " << parts << "; ++p)\n      "
-       << name << " = dtcg::combineOp(" << name << ", partial[(r * " << parts
-       << " + p) * " << numAcc << " + " << i << "], " << opOf(r) << ");\n";
+       << "    for (" << idx << " p = 1; p < " << parts << "; ++p)\n      acc"
+       << i << " = dtcg::combineOp(acc" << i << ", partial[(r * " << parts
+       << " + p) * " << numAcc << " + " << i << "], " << reduceOpOf(r)
+       << ");\n";
   if (failed(emitResults("")))
     return failure();
   os << "  }\n}\n\n";
@@ -614,11 +639,8 @@ LogicalResult FusionPrinter::emitDeviceReduction(
     function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
     function_ref<LogicalResult(StringRef)> emitResults) {
   llvm::raw_ostream &os = kernels;
-  auto opOf = [](Operation *r) {
-    return isa<dtg::ReduceMaxOp>(r) ? 1 : isa<dtg::ReduceMinOp>(r) ? 2 : 0;
-  };
   auto initOf = [&](Operation *r) -> StringRef {
-    int op = opOf(r);
+    int op = reduceOpOf(r);
     return op == 1 ? "-HUGE_VAL" : op == 2 ? "HUGE_VAL" : "0.0";
   };
   int64_t total = numel(in);
@@ -643,7 +665,7 @@ LogicalResult FusionPrinter::emitDeviceReduction(
   auto combine = [&](StringRef function) {
     for (auto [r, name] : llvm::zip(reductions, acc))
       os << "    " << name << " = dtcg::" << function << "(" << name << ", "
-         << opOf(r) << ");\n";
+         << reduceOpOf(r) << ");\n";
   };
   int64_t last = static_cast<int64_t>(in.size()) - 1;
   bool column = !keptDims.empty() && keptDims.back() == last && in[last] >= 8 &&
@@ -651,25 +673,42 @@ LogicalResult FusionPrinter::emitDeviceReduction(
   if (!column && count > 1024 && outCount < 264 && count >= 16384)
     return emitSplitReduction(hostOs, in, axes, keptDims, reductions, acc,
                               count, emitKept, emitUpdates, emitResults);
-  std::string kernel = openKernel();
   if (column) {
     // The last dimension is kept (a bias gradient): a block takes 32
     // adjacent results (one per lane: every read of a warp is one
     // contiguous run) and its 8 rows of threads stride over the reduced
-    // elements; the rows combine through shared memory, in order.
+    // elements; the rows combine through shared memory, in order. With
+    // few such blocks, the reduced elements are split in `parts` (grid
+    // y) whose results another kernel combines in order.
     int64_t inner = in[last];
     int64_t groups = (inner + 31) / 32;
-    hostOs << launch(kernel, std::to_string(outCount / inner * groups),
+    int64_t blocks = outCount / inner * groups;
+    int64_t parts = 1;
+    if (blocks < 132 && count >= 512)
+      parts =
+          std::min<int64_t>((264 + blocks - 1) / blocks, (count + 255) / 256);
+    int64_t chunk = (count + parts - 1) / parts;
+    int64_t numAcc = static_cast<int64_t>(acc.size());
+    if (parts > 1)
+      addPartials(hostOs, outCount * parts * numAcc);
+    std::string kernel = openKernel();
+    hostOs << launch(kernel,
+                     "dim3(" + std::to_string(blocks) + ", " +
+                         std::to_string(parts) + ")",
                      "dim3(32, 8)");
     os << "  const " << idx << " g = blockIdx.x;\n"
        << "  const " << idx << " row = g / " << groups << ", col = g % "
        << groups << " * 32 + threadIdx.x;\n"
-       << "  const bool live = col < " << inner << ";\n";
+       << "  const bool live = col < " << inner << ";\n"
+       << "  const " << idx << " begin = " << idx << "(blockIdx.y) * " << chunk
+       << ";\n"
+       << "  const " << idx << " end = begin + " << chunk << " < " << count
+       << " ? begin + " << chunk << " : " << count << ";\n";
     emitKept(keptDims.drop_back(), inIndex, "row");
     inIndex[last] = "col";
     emitAccumulators();
-    os << "    for (" << idx << " q = threadIdx.y; live && q < " << count
-       << "; q += blockDim.y) {\n";
+    os << "    for (" << idx << " q = begin + threadIdx.y; live && q < end; "
+       << "q += blockDim.y) {\n";
     emitReduced();
     if (failed(emitUpdates(inIndex, "")))
       return failure();
@@ -677,11 +716,19 @@ LogicalResult FusionPrinter::emitDeviceReduction(
     combine("columnReduce");
     os << "    if (threadIdx.y == 0 && live) {\n"
        << "    const " << idx << " r = row * " << inner << " + col;\n";
+    if (parts > 1) {
+      for (auto [i, name] : llvm::enumerate(acc))
+        os << "      partial[(r * " << parts << " + blockIdx.y) * " << numAcc
+           << " + " << i << "] = " << name << ";\n";
+      os << "    }\n}\n\n";
+      return emitCombineParts(hostOs, reductions, outCount, parts, emitResults);
+    }
     if (failed(emitResults("")))
       return failure();
     os << "    }\n}\n\n";
     return success();
   }
+  std::string kernel = openKernel();
   if (count <= 1024) {
     // Short rows (layer norm, softmax over a head): one warp per result,
     // 8 results per block; lanes stride over the reduced elements and
