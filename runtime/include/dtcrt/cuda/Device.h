@@ -150,10 +150,19 @@ inline unsigned gridFor(int64_t n) {
   return unsigned(blocks < kMaxBlocks ? blocks : kMaxBlocks);
 }
 
+/// Called with the name of every kernel and library call about to be
+/// queued (DTCG_PROFILE_BY=kernel: Profile.h); null otherwise.
+inline void (*&kernelMark())(const char *) {
+  static void (*mark)(const char *) = nullptr;
+  return mark;
+}
+
 /// Launches `kernel` on the compute stream.
 template <typename... P, typename... A>
 inline void launch(const char *name, dim3 grid, dim3 block,
                    void (*kernel)(P...), A... args) {
+  if (kernelMark())
+    kernelMark()(name);
 #ifdef DTCG_EMULATION
   dtcemu::run(name, grid, block, [&] { kernel(P(args)...); });
 #else
@@ -318,6 +327,8 @@ void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
                  const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
                  int64_t strideY, int64_t batch) {
+  if (kernelMark())
+    kernelMark()("cublasLt matmul");
   auto widen = [](const auto *x, int64_t count, std::vector<float> &buffer) {
     buffer.resize(size_t(count));
     for (int64_t i = 0; i < count; ++i)
@@ -457,6 +468,8 @@ void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
                  const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
                  int64_t strideY, int64_t batch) {
+  if (kernelMark())
+    kernelMark()("cublasLt matmul");
   auto typeOf = [](GemmType t) {
     return t == GemmType::F32 ? CUDA_R_32F
            : t == GemmType::BF16 ? CUDA_R_16BF

@@ -67,6 +67,26 @@ using dtck::detail::toDouble;
 inline unsigned rowThreads(int64_t size) {
   return size <= 32 ? 32u : size <= 128 ? 128u : kBlock;
 }
+
+/// Rows of up to kWarpRow elements take a warp each (8 rows per block of
+/// (32, 8) threads), longer ones a block each.
+constexpr int64_t kWarpRow = 1024;
+struct RowLaunch {
+  dim3 grid, block;
+};
+inline RowLaunch rowLaunch(int64_t rows, int64_t size) {
+  if (size <= kWarpRow)
+    return {dim3(unsigned((rows + 7) / 8)), dim3(32, 8)};
+  return {dim3(unsigned(rows)), dim3(rowThreads(size))};
+}
+/// This thread's row under rowLaunch.
+__device__ inline int64_t launchedRow() {
+  return int64_t(blockIdx.x) * blockDim.y + threadIdx.y;
+}
+/// Combines `v` over a row's threads (its warp, or its block).
+template <typename T> __device__ inline T rowReduce(T v, int op) {
+  return blockDim.y > 1 ? warpReduce(v, op) : blockReduce(v, op);
+}
 } // namespace detail
 
 //===----------------------------------------------------------------------===//
@@ -145,10 +165,29 @@ __global__ void reduceShortKernel(int64_t results, Shape in, Shape kept,
   }
 }
 
+/// Rows of `count` contiguous elements (the reduced dimensions trail):
+/// one warp per row, 8 rows per block, indices in 32 bits.
+template <typename T>
+__global__ void reduceRowsKernel(int results, int count, const T *x, T *y,
+                                 int op) {
+  int r = int(blockIdx.x) * 8 + int(threadIdx.y);
+  if (r >= results)
+    return; // the whole warp: no shuffle waits for it
+  const T *row = x + r * count;
+  double acc = reduceStart(op);
+  for (int q = int(threadIdx.x); q < count; q += 32)
+    acc = reduceStep(op, acc, row[q]);
+  acc = warpReduce(acc, op < 2 ? 0 : op - 1);
+  if (threadIdx.x == 0)
+    y[r] = dtck::scalar::finish<T>(op == 1 ? acc / double(count) : acc);
+}
+
 /// Reductions of fewer than kShortReduction elements per result take a
-/// thread per result; longer ones a block per result, of 32, 128 or 256
+/// thread per result; rows of contiguous elements up to kWarpRow long a
+/// warp per row; longer ones a block per result, of 32, 128 or 256
 /// threads by their length (detail::rowThreads).
 constexpr int64_t kShortReduction = 16;
+using detail::kWarpRow;
 
 template <typename T>
 inline void reduce(const char *name, const Shape &in, const Shape &kept,
@@ -157,9 +196,20 @@ inline void reduce(const char *name, const Shape &in, const Shape &kept,
   if (results == 0)
     return;
   int64_t count = results ? in.numel() / results : 0;
+  // Whether the reduced dimensions trail (after the kept ones).
+  bool trailing = true, reduced = false;
+  for (int d = 0; d < in.rank; ++d) {
+    if (kept.dims[d] == 1 && in.dims[d] != 1)
+      reduced = true;
+    else if (reduced && in.dims[d] != 1)
+      trailing = false;
+  }
   if (count < kShortReduction)
     launch(name, gridFor(results), kBlock, reduceShortKernel<T>, results, in,
            kept, x, y, op);
+  else if (trailing && count <= kWarpRow && in.numel() < (int64_t(1) << 31))
+    launch(name, unsigned((results + 7) / 8), dim3(32, 8), reduceRowsKernel<T>,
+           int(results), int(count), x, y, op);
   else
     launch(name, unsigned(results), detail::rowThreads(count), reduceKernel<T>,
            in, kept, x, y, op);
@@ -192,9 +242,12 @@ inline void reduceMin(const Shape &in, const Shape &kept, const T *x, T *y) {
 /// b takes row (b / inner, b % inner). Max in float, the sum in double, as
 /// dtck's softmaxRow.
 template <typename T>
-__global__ void softmaxKernel(int64_t size, int64_t inner, const T *x, T *y,
-                              bool log) {
-  int64_t o = blockIdx.x / inner, j = blockIdx.x % inner;
+__global__ void softmaxKernel(int64_t rows, int64_t size, int64_t inner,
+                              const T *x, T *y, bool log) {
+  int64_t b = detail::launchedRow();
+  if (b >= rows)
+    return; // a whole warp (rows of a block each never get here)
+  int64_t o = b / inner, j = b % inner;
   const T *row = x + o * size * inner + j;
   T *out = y + o * size * inner + j;
   float max = -INFINITY;
@@ -202,13 +255,13 @@ __global__ void softmaxKernel(int64_t size, int64_t inner, const T *x, T *y,
     float v = float(detail::toDouble(row[a * inner]));
     max = v > max || v != v ? v : max;
   }
-  max = blockReduce(max, 1);
+  max = detail::rowReduce(max, 1);
   if (max == -INFINITY)
     max = 0;
   double sum = 0;
   for (int64_t a = threadIdx.x; a < size; a += blockDim.x)
     sum += double(expf(float(detail::toDouble(row[a * inner])) - max));
-  sum = blockReduce(sum, 0);
+  sum = detail::rowReduce(sum, 0);
   float logSum = float(::log(sum)), scale = float(1.0 / sum);
   for (int64_t a = threadIdx.x; a < size; a += blockDim.x) {
     float v = float(detail::toDouble(row[a * inner])) - max;
@@ -221,9 +274,10 @@ inline void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log,
                         T *y) {
   int64_t outer = detail::product(sx, 0, int(axis)), size = sx.dims[axis];
   int64_t inner = detail::product(sx, int(axis) + 1, sx.rank);
+  detail::RowLaunch l = detail::rowLaunch(outer * inner, size);
   if (outer * inner > 0)
-    launch(log ? "dtcg_log_softmax" : "dtcg_softmax", unsigned(outer * inner),
-           detail::rowThreads(size), softmaxKernel<T>, size, inner, x, y, log);
+    launch(log ? "dtcg_log_softmax" : "dtcg_softmax", l.grid, l.block,
+           softmaxKernel<T>, outer * inner, size, inner, x, y, log);
 }
 template <typename T>
 inline void softmax(const Shape &sx, const T *x, int64_t axis, T *y) {
@@ -236,28 +290,36 @@ inline void logSoftmax(const Shape &sx, const T *x, int64_t axis, T *y) {
 
 /// Layer norm of row blockIdx.x: mean and biased variance in double.
 template <typename T, typename S, typename B>
-__global__ void layerNormKernel(int64_t inner, const T *x, const S *scale,
-                                int64_t scaleSize, const B *bias,
-                                int64_t biasSize, double epsilon, T *y) {
-  const T *row = x + int64_t(blockIdx.x) * inner;
-  T *out = y + int64_t(blockIdx.x) * inner;
+__global__ void layerNormKernel(int64_t rows, int64_t inner, const T *x,
+                                const S *scale, int64_t scaleSize,
+                                const B *bias, int64_t biasSize, double epsilon,
+                                T *y) {
+  int64_t r = detail::launchedRow();
+  if (r >= rows)
+    return; // a whole warp (rows of a block each never get here)
+  const T *row = x + r * inner;
+  T *out = y + r * inner;
   double sum = 0;
   for (int64_t j = threadIdx.x; j < inner; j += blockDim.x)
     sum += detail::toDouble(row[j]);
-  double mean = blockReduce(sum, 0) / double(inner);
+  double mean = detail::rowReduce(sum, 0) / double(inner);
   double squares = 0;
   for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {
     double d = detail::toDouble(row[j]) - mean;
     squares += d * d;
   }
-  squares = blockReduce(squares, 0);
+  squares = detail::rowReduce(squares, 0);
   double invStd = 1.0 / ::sqrt(squares / double(inner) + epsilon);
   for (int64_t j = threadIdx.x; j < inner; j += blockDim.x) {
     // Scale and bias broadcast to the row: their trailing elements.
-    double v = (detail::toDouble(row[j]) - mean) * invStd *
-               detail::toDouble(scale[scaleSize == 1 ? 0 : j % scaleSize]);
+    // (No division where they are as long as the row, or one element.)
+    int64_t s = scaleSize == inner ? j : scaleSize == 1 ? 0 : j % scaleSize;
+    double v =
+        (detail::toDouble(row[j]) - mean) * invStd * detail::toDouble(scale[s]);
     if (bias)
-      v += detail::toDouble(bias[biasSize == 1 ? 0 : j % biasSize]);
+      v += detail::toDouble(bias[biasSize == inner ? j
+                                 : biasSize == 1   ? 0
+                                                   : j % biasSize]);
     out[j] = dtck::store<T>(v);
   }
 }
@@ -268,9 +330,10 @@ inline void layerNorm(const Shape &sx, const Shape &sscale, const Shape &sbias,
                       double epsilon, T *y) {
   int64_t inner = detail::product(sx, int(axis), sx.rank);
   int64_t outer = detail::product(sx, 0, int(axis));
+  detail::RowLaunch l = detail::rowLaunch(outer, inner);
   if (outer > 0)
-    launch("dtcg_layer_norm", unsigned(outer), detail::rowThreads(inner),
-           layerNormKernel<T, S, B>, inner, x, scale, sscale.numel(), bias,
+    launch("dtcg_layer_norm", l.grid, l.block, layerNormKernel<T, S, B>, outer,
+           inner, x, scale, sscale.numel(), bias,
            bias ? sbias.numel() : int64_t(1), epsilon, y);
 }
 

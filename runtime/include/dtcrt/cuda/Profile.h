@@ -6,8 +6,10 @@
 // after each step the time between consecutive events is charged to the op
 // that began at the first. The first two steps (plans, scratch buffers) are
 // not counted. At exit the program writes a table of the ops by device
-// time per step, named by their ONNX nodes. Communication on the
-// communication stream shows as the compute stream's waits for it.
+// time per step, named by their ONNX nodes; with DTCG_PROFILE_BY=kernel, of
+// the kernels and library calls instead (by kernel name: the generated ones
+// carry their first ONNX node's). Communication on the communication
+// stream shows as the compute stream's waits for it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +36,8 @@ public:
   }
 
   bool enabled() const { return !path.empty(); }
+  /// Whether ops mark their beginnings (else kernels do).
+  bool byOp() const { return enabled() && !byKernel; }
 
   /// An event on the compute stream where `name` begins (nullptr: the
   /// step's end).
@@ -76,6 +80,10 @@ private:
     if (!env || !*env)
       return;
     path = env;
+    const char *by = std::getenv("DTCG_PROFILE_BY");
+    byKernel = by && std::string(by) == "kernel";
+    if (byKernel)
+      kernelMark() = [](const char *name) { get().mark(name); };
     std::atexit([] { get().write(); });
   }
 
@@ -97,9 +105,10 @@ private:
     }
     std::sort(rows.rbegin(), rows.rend());
     std::fprintf(out,
-                 "# device time per step by op (mean of %d steps after %d "
-                 "of warm-up): %.3f ms\n# ms/step   share  calls/step  op\n",
-                 counted, kWarmup, total);
+                 "# device time per step by %s (mean of %d steps after %d "
+                 "of warm-up): %.3f ms\n# ms/step   share  calls/step  %s\n",
+                 byKernel ? "kernel" : "op", counted, kWarmup, total,
+                 byKernel ? "kernel" : "op");
     for (const auto &[ms, name] : rows)
       std::fprintf(out, "%9.4f  %5.1f%%  %10.1f  %s\n", ms,
                    total > 0 ? 100 * ms / total : 0.0,
@@ -109,6 +118,7 @@ private:
   }
 
   std::string path;
+  bool byKernel = false;
   std::vector<cudaEvent_t> events;
   std::vector<const char *> names;
   size_t used = 0;
@@ -121,7 +131,7 @@ private:
 inline void beginOp(const char *name) {
   currentOp() = name;
   OpProfiler &profiler = OpProfiler::get();
-  if (profiler.enabled())
+  if (profiler.byOp())
     profiler.mark(name);
 }
 
