@@ -61,10 +61,12 @@ fi
 
 OUT=$3
 mkdir -p "$OUT"
-# libnccl is PyTorch's (the nvidia-nccl wheel): too large to carry.
-nccl=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' \
+# libnccl and libcudnn are PyTorch's (the nvidia-nccl and nvidia-cudnn
+# wheels): too large to carry.
+wheels=$(python3 -c 'import nvidia.nccl, nvidia.cudnn
+print(":".join(list(m.__path__)[0] + "/lib" for m in (nvidia.nccl, nvidia.cudnn)))' \
   2> /dev/null || true)
-export LD_LIBRARY_PATH=$DIR/bench/lib:${nccl:+$nccl/lib:}${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$DIR/bench/lib:${wheels:+$wheels:}${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0
 for c in $cases; do

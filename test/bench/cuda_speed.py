@@ -52,17 +52,21 @@ LR = 1e-3
 #: Libraries a CUDA machine has: not copied.
 SYSTEM = ("linux-vdso", "libc.so", "libm.so", "ld-linux", "libgcc_s",
           "libstdc++", "libpthread", "libdl.so", "librt.so", "libcudart",
-          "libcublas", "libnccl")
+          "libcublas", "libnccl", "libcudnn")
 
 
-def nccl_lib_dir():
-    """The folder of PyTorch's NCCL (the nvidia-nccl wheel), which a GPU
-    machine with PyTorch has: libnccl is too large to carry."""
-    try:
-        import nvidia.nccl
-        return os.path.join(list(nvidia.nccl.__path__)[0], "lib")
-    except ImportError:
-        return ""
+def wheel_lib_dirs():
+    """The folders of PyTorch's NCCL and cuDNN (the nvidia-nccl and
+    nvidia-cudnn wheels), which a GPU machine with PyTorch has: they are
+    too large to carry."""
+    dirs = []
+    for name in ("nccl", "cudnn"):
+        try:
+            module = __import__("nvidia." + name, fromlist=["_"])
+            dirs.append(os.path.join(list(module.__path__)[0], "lib"))
+        except ImportError:
+            pass
+    return ":".join(dirs)
 
 
 def run(argv, env=None):
@@ -117,7 +121,7 @@ def prepare(args):
 def time_dtc(folder, lib, steps, profile=None):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = ":".join(
-        [lib, nccl_lib_dir(), env.get("LD_LIBRARY_PATH", "")])
+        [lib, wheel_lib_dirs(), env.get("LD_LIBRARY_PATH", "")])
     if profile:
         env["DTCG_PROFILE"] = profile
     log = os.path.join(folder, "cuda", "speed.jsonl")

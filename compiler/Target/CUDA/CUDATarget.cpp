@@ -3,7 +3,8 @@
 // The program is the CPU target's (CppTarget.h) with CUDA's kernels: fused
 // kernels become __global__ functions (grid-stride loops; one block per
 // result of a reduction), other ops call the dtcg library
-// (runtime/include/dtcrt/cuda/Kernels.h), collectives run in NCCL
+// (runtime/include/dtcrt/cuda/Kernels.h; convolutions in cuDNN,
+// CudnnConv.h), collectives run in NCCL
 // (runtime/include/dtcrt/cuda/Nccl.h), and `step` runs the step on the
 // device through dtcg::Program. nvcc builds it for the requested
 // architectures; --cuda-emulation builds the same source with the host
@@ -190,8 +191,9 @@ else()
   target_compile_options(train PRIVATE -O3 --extended-lambda
     --expt-relaxed-constexpr -fmad=false -Xptxas -v -w)
   find_library(DTCG_NCCL nccl HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
+  find_library(DTCG_CUDNN cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
   target_link_libraries(train PRIVATE dtcrt CUDA::cublasLt CUDA::cudart
-    ${DTCG_NCCL})
+    ${DTCG_NCCL} ${DTCG_CUDNN})
 endif()
 )";
   }
@@ -240,6 +242,7 @@ public:
       argv.push_back(lib.str());
     if (!options.emulation) {
       argv.push_back("-lcublasLt");
+      argv.push_back("-lcudnn");
       argv.push_back("-lnccl");
       argv.push_back("-lcudart");
     }

@@ -1,17 +1,21 @@
 //===- Conv.h - convolution, pooling and batch norm of the CUDA target ----===//
 //
 // Part of the dtcg library (Kernels.h includes it), with dtck's arguments
-// and semantics (kernels/NN.h). A convolution is im2col into a device
-// scratch buffer and cuBLASLt products (its input gradient: the transposed
-// product, then col2im by atomic adds; its weight gradient: one product per
-// image, accumulated); pooling takes one thread per result; batch norm one
-// block per channel with its sums in double.
+// and semantics (kernels/NN.h). On a GPU a convolution and its gradients
+// run in cuDNN (CudnnConv.h: 1-3 spatial dimensions, symmetric padding;
+// deterministic algorithms, fp32 without TF32). The others, and every
+// convolution under the emulation, are im2col into a device scratch buffer
+// and cuBLASLt products (its input gradient: the transposed product, then
+// col2im by atomic adds; its weight gradient: one product per image,
+// accumulated); pooling takes one thread per result; batch norm one block
+// per channel with its sums in double.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DTCRT_CUDA_CONV_H
 #define DTCRT_CUDA_CONV_H
 
+#include "dtcrt/cuda/CudnnConv.h"
 #include "dtcrt/cuda/Loops.h"
 #include "dtcrt/kernels/Elementwise.h"
 
@@ -79,23 +83,6 @@ struct Window {
     return n;
   }
 };
-
-/// A device buffer of at least `bytes` that grows as needed, reused by
-/// every kernel on the stream: slot 0 holds im2col's columns, slot 1 the
-/// float sums of a 16-bit gradient.
-inline void *growingScratch(size_t bytes, int slot = 0) {
-  static void *buffer[2] = {nullptr, nullptr};
-  static size_t size[2] = {0, 0};
-  if (bytes > size[slot]) {
-    if (buffer[slot]) {
-      check(cudaStreamSynchronize(stream()), "freeing a scratch buffer");
-      check(cudaFree(buffer[slot]), "freeing a scratch buffer");
-    }
-    buffer[slot] = deviceScratch(bytes);
-    size[slot] = bytes;
-  }
-  return buffer[slot];
-}
 
 /// Where a gradient scattered by atomic adds accumulates: the result itself
 /// for float and double, a float buffer for the 16-bit floats (rounded once
@@ -176,6 +163,13 @@ void conv(const dtck::Shape &sx, const dtck::Shape &sw, const dtck::Shape &sy,
   int64_t rows = cg * win.kernelSize, o = win.outSize;
   if (sy.numel() == 0)
     return;
+  if (cudnn::convolve(cudnn::Pass::Forward, sx, sw, sy, x, w, y, strides, pads,
+                      dilations, group)) {
+    if (bias)
+      launch("dtcg_conv_bias", gridFor(sy.numel()), kBlock,
+             addChannelBiasKernel<T, T>, sy.numel(), filters, o, bias, y);
+    return;
+  }
   T *col =
       static_cast<T *>(growingScratch(size_t(batch * rows * o) * sizeof(T)));
   // 16-bit: the product and the bias in float, rounded once.
@@ -208,6 +202,9 @@ void convInputGrad(const dtck::Shape &sg, const dtck::Shape &sw,
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
   int64_t cg = channels / group, fg = filters / group;
   int64_t rows = cg * win.kernelSize, o = win.outSize;
+  if (sg.numel() > 0 && cudnn::convolve(cudnn::Pass::InputGrad, sx, sw, sg, dx,
+                                        w, g, strides, pads, dilations, group))
+    return;
   AccumOf<T> *acc = accumulatorFor(dx, sx.numel());
   if (sg.numel() == 0) {
     finishAccumulator(acc, dx, sx.numel());
@@ -237,6 +234,9 @@ void convWeightGrad(const dtck::Shape &sg, const dtck::Shape &sx,
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
   int64_t cg = channels / group, fg = filters / group;
   int64_t rows = cg * win.kernelSize, o = win.outSize;
+  if (sg.numel() > 0 && cudnn::convolve(cudnn::Pass::WeightGrad, sx, sw, sg, x,
+                                        dw, g, strides, pads, dilations, group))
+    return;
   AccumOf<T> *acc = accumulatorFor(dw, sw.numel());
   if (sg.numel() == 0) {
     finishAccumulator(acc, dw, sw.numel());

@@ -117,17 +117,19 @@ inline void *deviceScratch(size_t bytes) {
   return p;
 }
 
-/// Device scratch `slot` of at least `bytes`, kept for the next call (a
-/// library kernel's temporary: the stream runs its users in order). Growing
-/// frees the old buffer (cudaFree waits for the kernels that use it).
-inline void *packScratch(int slot, size_t bytes) {
-  static std::array<std::pair<void *, size_t>, 4> buffers{};
+/// A device buffer of at least `bytes` that grows as needed, reused by
+/// every call on the stream (which runs them in order): slot 0 holds
+/// im2col's columns, slot 1 the float sums of a 16-bit gradient, slots 2
+/// and 3 a batched product's packed operands, slot 4 cuDNN's workspace.
+inline void *growingScratch(size_t bytes, int slot = 0) {
+  static std::array<std::pair<void *, size_t>, 5> buffers{};
   auto &[p, size] = buffers.at(size_t(slot));
-  if (size < bytes) {
-    if (p)
+  if (bytes > size) {
+    if (p) {
+      check(cudaStreamSynchronize(stream()), "freeing a scratch buffer");
       check(cudaFree(p), "freeing a scratch buffer");
-    p = nullptr;
-    check(cudaMalloc(&p, bytes), "allocating a scratch buffer");
+    }
+    p = deviceScratch(bytes);
     size = bytes;
   }
   return p;

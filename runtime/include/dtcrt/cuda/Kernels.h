@@ -878,7 +878,7 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
       if (detail::flatBatchStride(v, batch, 0, stride))
         return;
       T *to = static_cast<T *>(
-          packScratch(slot, size_t(numBatch * rows * cols) * sizeof(T)));
+          growingScratch(size_t(numBatch * rows * cols) * sizeof(T), slot));
       detail::packView(batch, rows, cols, x + v.offset, v, to);
       x = to;
       v = MatrixView{};
@@ -889,8 +889,8 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
       v.row = cols;
       v.col = 1;
     };
-    pack(a, ca, m, k, 0);
-    pack(b, cb, k, n, 1);
+    pack(a, ca, m, k, 2);
+    pack(b, cb, k, n, 3);
     split = 0;
     detail::flatBatchStride(ca, batch, 0, strideA);
     detail::flatBatchStride(cb, batch, 0, strideB);
