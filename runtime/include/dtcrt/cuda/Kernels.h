@@ -507,10 +507,65 @@ __global__ void stridedCopyKernel(I n, StridedRead read, const T *x, T *y) {
     y[i] = x[stridedOffset<I>(read, i)];
 }
 
-/// The contiguous y = x read through `read`.
+namespace detail {
+/// `read` with adjacent dimensions that it walks as one merged and those
+/// of size 1 dropped (fewer divisions per element).
+inline StridedRead mergedRead(const StridedRead &read) {
+  StridedRead m;
+  for (int d = read.rank - 1; d >= 0; --d) {
+    if (read.dims[d] == 1)
+      continue;
+    if (m.rank > 0 &&
+        read.strides[d] == m.strides[0] * m.dims[0]) { // continues it
+      m.dims[0] *= read.dims[d];
+      continue;
+    }
+    for (int e = m.rank; e > 0; --e) {
+      m.dims[e] = m.dims[e - 1];
+      m.strides[e] = m.strides[e - 1];
+    }
+    m.dims[0] = read.dims[d];
+    m.strides[0] = read.strides[d];
+    ++m.rank;
+  }
+  return m;
+}
+
+/// 16 bytes, copied as one access.
+#ifdef DTCG_EMULATION
+struct alignas(16) Vec16 {
+  uint32_t w[4];
+};
+#else
+using Vec16 = uint4;
+#endif
+} // namespace detail
+
+/// The contiguous y = x read through `read`: adjacent dimensions merged,
+/// and 16 bytes at a time where the innermost run is contiguous and every
+/// row starts 16-byte aligned (an attention head's rows of 64 floats).
 template <typename T>
-inline void stridedCopy(const char *name, const StridedRead &read, const T *x,
-                        T *y) {
+inline void stridedCopy(const char *name, const StridedRead &original,
+                        const T *x, T *y) {
+  StridedRead read = detail::mergedRead(original);
+  constexpr int64_t kVector = 16 / int64_t(sizeof(T));
+  if (kVector > 1 && read.rank > 0 && read.strides[read.rank - 1] == 1 &&
+      read.dims[read.rank - 1] % kVector == 0 &&
+      reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+      reinterpret_cast<uintptr_t>(y) % 16 == 0) {
+    bool aligned = true;
+    for (int d = 0; d + 1 < read.rank; ++d)
+      aligned = aligned && read.strides[d] % kVector == 0;
+    if (aligned) {
+      StridedRead vectors = read;
+      vectors.dims[read.rank - 1] /= kVector;
+      for (int d = 0; d + 1 < read.rank; ++d)
+        vectors.strides[d] /= kVector;
+      stridedCopy(name, vectors, reinterpret_cast<const detail::Vec16 *>(x),
+                  reinterpret_cast<detail::Vec16 *>(y));
+      return;
+    }
+  }
   int64_t n = 1, extent = 1;
   for (int d = 0; d < read.rank; ++d) {
     n *= read.dims[d];
