@@ -219,17 +219,6 @@ private:
   LogicalResult emitReduction(llvm::raw_ostream &hostOs);
   /// CUDA: the reduction kernel (emitReduction's parts, printed into
   /// `kernels`) and its launch on `hostOs`.
-  /// CUDA: a reduction of few long rows in two kernels (each row's parts
-  /// in blocks of their own, then the parts of each row combined).
-  LogicalResult emitSplitReduction(
-      llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
-      ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
-      ArrayRef<std::string> acc, int64_t count,
-      function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<std::string> &,
-                        StringRef)>
-          emitKept,
-      function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
-      function_ref<LogicalResult(StringRef)> emitResults);
   /// CUDA: the kernel combining the parts of each of `outCount` results
   /// left in `partial` by a reduction split over blocks.
   LogicalResult
@@ -549,59 +538,6 @@ void FusionPrinter::addPartials(llvm::raw_ostream &hostOs, int64_t slots) {
   args += ", partial";
 }
 
-LogicalResult FusionPrinter::emitSplitReduction(
-    llvm::raw_ostream &hostOs, ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
-    ArrayRef<int64_t> keptDims, ArrayRef<Operation *> reductions,
-    ArrayRef<std::string> acc, int64_t count,
-    function_ref<void(ArrayRef<int64_t>, SmallVectorImpl<std::string> &,
-                      StringRef)>
-        emitKept,
-    function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
-    function_ref<LogicalResult(StringRef)> emitResults) {
-  llvm::raw_ostream &os = kernels;
-  int64_t outCount = numel(in) / count;
-  int64_t parts = std::min<int64_t>((count + 4095) / 4096,
-                                    std::max<int64_t>(2, 2048 / outCount));
-  int64_t chunk = (count + parts - 1) / parts;
-  int64_t numAcc = static_cast<int64_t>(acc.size());
-  addPartials(hostOs, outCount * parts * numAcc);
-  auto initOf = [&](Operation *r) -> StringRef {
-    int op = reduceOpOf(r);
-    return op == 1 ? "-HUGE_VAL" : op == 2 ? "HUGE_VAL" : "0.0";
-  };
-  // Kernel 1: block b takes part b % parts of row b / parts.
-  std::string first = openKernel();
-  hostOs << launch(first, std::to_string(outCount * parts), "dtcg::kBlock");
-  os << "  const " << idx << " b = blockIdx.x;\n"
-     << "  const " << idx << " r = b / " << parts << ";\n"
-     << "  const " << idx << " begin = b % " << parts << " * " << chunk << ";\n"
-     << "  const " << idx << " end = begin + " << chunk << " < " << count
-     << " ? begin + " << chunk << " : " << count << ";\n";
-  SmallVector<std::string> inIndex(in.size());
-  emitKept(keptDims, inIndex, "r");
-  for (auto [r, name] : llvm::zip(reductions, acc))
-    os << "    double " << name << " = " << initOf(r) << ";\n";
-  os << "    for (" << idx << " q = begin + threadIdx.x; q < end; "
-     << "q += blockDim.x) {\n"
-     << "      " << idx << " left = q;\n      (void)left;\n";
-  for (int64_t a : llvm::reverse(axes)) {
-    inIndex[a] = "j" + std::to_string(a);
-    os << "      const " << idx << " " << inIndex[a] << " = left % " << in[a]
-       << ";\n      left /= " << in[a] << ";\n";
-  }
-  if (failed(emitUpdates(inIndex, "")))
-    return failure();
-  os << "    }\n";
-  for (auto [i, r, name] : llvm::enumerate(reductions, acc)) {
-    os << "    " << name << " = dtcg::blockReduce(" << name << ", "
-       << reduceOpOf(r) << ");\n"
-       << "    if (threadIdx.x == 0)\n      partial[b * " << numAcc << " + "
-       << i << "] = " << name << ";\n";
-  }
-  os << "}\n\n";
-  return emitCombineParts(hostOs, reductions, outCount, parts, emitResults);
-}
-
 LogicalResult FusionPrinter::emitCombineParts(
     llvm::raw_ostream &hostOs, ArrayRef<Operation *> reductions,
     int64_t outCount, int64_t parts,
@@ -670,9 +606,39 @@ LogicalResult FusionPrinter::emitDeviceReduction(
   int64_t last = static_cast<int64_t>(in.size()) - 1;
   bool column = !keptDims.empty() && keptDims.back() == last && in[last] >= 8 &&
                 count > 1;
-  if (!column && count > 1024 && outCount < 264 && count >= 16384)
-    return emitSplitReduction(hostOs, in, axes, keptDims, reductions, acc,
-                              count, emitKept, emitUpdates, emitResults);
+  int64_t numAcc = static_cast<int64_t>(acc.size());
+  if (!column && count > 1024 && outCount < 264 && count >= 16384) {
+    // Few long rows (a gradient's sum of squares for clipping): each row's
+    // parts go to blocks of their own, which leave partial results in a
+    // scratch buffer; a second kernel combines each row's parts in order.
+    int64_t parts = std::min<int64_t>((count + 4095) / 4096,
+                                      std::max<int64_t>(2, 2048 / outCount));
+    int64_t chunk = (count + parts - 1) / parts;
+    addPartials(hostOs, outCount * parts * numAcc);
+    // Block b takes part b % parts of row b / parts.
+    std::string kernel = openKernel();
+    hostOs << launch(kernel, std::to_string(outCount * parts), "dtcg::kBlock");
+    os << "  const " << idx << " b = blockIdx.x;\n"
+       << "  const " << idx << " r = b / " << parts << ";\n"
+       << "  const " << idx << " begin = b % " << parts << " * " << chunk
+       << ";\n"
+       << "  const " << idx << " end = begin + " << chunk << " < " << count
+       << " ? begin + " << chunk << " : " << count << ";\n";
+    emitKept(keptDims, inIndex, "r");
+    emitAccumulators();
+    os << "    for (" << idx << " q = begin + threadIdx.x; q < end; "
+       << "q += blockDim.x) {\n";
+    emitReduced();
+    if (failed(emitUpdates(inIndex, "")))
+      return failure();
+    os << "    }\n";
+    combine("blockReduce");
+    for (auto [i, name] : llvm::enumerate(acc))
+      os << "    if (threadIdx.x == 0)\n      partial[b * " << numAcc << " + "
+         << i << "] = " << name << ";\n";
+    os << "}\n\n";
+    return emitCombineParts(hostOs, reductions, outCount, parts, emitResults);
+  }
   if (column) {
     // The last dimension is kept (a bias gradient): a block takes 32
     // adjacent results (one per lane: every read of a warp is one
@@ -688,7 +654,6 @@ LogicalResult FusionPrinter::emitDeviceReduction(
       parts =
           std::min<int64_t>((264 + blocks - 1) / blocks, (count + 255) / 256);
     int64_t chunk = (count + parts - 1) / parts;
-    int64_t numAcc = static_cast<int64_t>(acc.size());
     if (parts > 1)
       addPartials(hostOs, outCount * parts * numAcc);
     std::string kernel = openKernel();
@@ -729,45 +694,28 @@ LogicalResult FusionPrinter::emitDeviceReduction(
     return success();
   }
   std::string kernel = openKernel();
-  if (count <= 1024) {
-    // Short rows (layer norm, softmax over a head): one warp per result,
-    // 8 results per block; lanes stride over the reduced elements and
-    // combine by shuffles.
-    hostOs << launch(kernel, std::to_string((outCount + 7) / 8), "dim3(32, 8)");
-    os << "  const " << idx << " r = " << idx
-       << "(blockIdx.x) * 8 + threadIdx.y;\n"
-       << "  const bool live = r < " << outCount << ";\n";
-    emitKept(keptDims, inIndex, "r");
-    emitAccumulators();
-    os << "    for (" << idx << " q = threadIdx.x; live && q < " << count
-       << "; q += 32) {\n";
-    emitReduced();
-    if (failed(emitUpdates(inIndex, "")))
-      return failure();
-    os << "    }\n";
-    combine("warpReduce");
-    os << "    if (threadIdx.x == 0 && live) {\n";
-    if (failed(emitResults("")))
-      return failure();
-    os << "    }\n}\n\n";
-    return success();
-  }
-  // Long rows: one block per result; its threads stride over the reduced
-  // elements, then combine by warp shuffles and shared memory; thread 0
-  // writes the result and the epilogue.
-  hostOs << launch(kernel, std::to_string(outCount),
-                   "dtcg::detail::rowThreads(" + std::to_string(count) + ")");
-  os << "  const " << idx << " r = blockIdx.x;\n";
+  // Rows: short ones (layer norm, softmax over a head) one warp per
+  // result, 8 results per block, combined by shuffles; long ones one block
+  // per result, combined by warp shuffles and shared memory. Lane or thread
+  // 0 writes the result and the epilogue.
+  bool warp = count <= 1024;
+  hostOs << launch(kernel, std::to_string(warp ? (outCount + 7) / 8 : outCount),
+                   warp ? "dim3(32, 8)"
+                        : "dtcg::detail::rowThreads(" + std::to_string(count) +
+                              ")");
+  os << "  const " << idx << " r = "
+     << (warp ? idx + "(blockIdx.x) * 8 + threadIdx.y" : "blockIdx.x") << ";\n"
+     << "  const bool live = r < " << outCount << ";\n";
   emitKept(keptDims, inIndex, "r");
   emitAccumulators();
-  os << "    for (" << idx << " q = threadIdx.x; q < " << count
+  os << "    for (" << idx << " q = threadIdx.x; live && q < " << count
      << "; q += blockDim.x) {\n";
   emitReduced();
   if (failed(emitUpdates(inIndex, "")))
     return failure();
   os << "    }\n";
-  combine("blockReduce");
-  os << "    if (threadIdx.x == 0) {\n";
+  combine(warp ? "warpReduce" : "blockReduce");
+  os << "    if (threadIdx.x == 0 && live) {\n";
   if (failed(emitResults("")))
     return failure();
   os << "    }\n}\n\n";

@@ -25,8 +25,11 @@
 #endif
 
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace dtcg::cudnn {
 
