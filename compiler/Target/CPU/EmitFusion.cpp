@@ -594,10 +594,6 @@ LogicalResult FusionPrinter::emitDeviceReduction(
          << ";\n      left /= " << in[a] << ";\n";
     }
   };
-  auto emitAccumulators = [&] {
-    for (auto [r, name] : llvm::zip(reductions, acc))
-      os << "    double " << name << " = " << initOf(r) << ";\n";
-  };
   auto combine = [&](StringRef function) {
     for (auto [r, name] : llvm::zip(reductions, acc))
       os << "    " << name << " = dtcg::" << function << "(" << name << ", "
@@ -607,6 +603,24 @@ LogicalResult FusionPrinter::emitDeviceReduction(
   bool column = !keptDims.empty() && keptDims.back() == last && in[last] >= 8 &&
                 count > 1;
   int64_t numAcc = static_cast<int64_t>(acc.size());
+  // The accumulators, then a loop (`header` in C) over reduced elements
+  // updating them.
+  auto emitAccumulation = [&](const std::string &header) -> LogicalResult {
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "    double " << name << " = " << initOf(r) << ";\n";
+    os << "    for (" << header << ") {\n";
+    emitReduced();
+    if (failed(emitUpdates(inIndex, "")))
+      return failure();
+    os << "    }\n";
+    return success();
+  };
+  // The reduced elements [begin, end) of part `part` of `chunk` each.
+  auto emitPartBounds = [&](StringRef part, int64_t chunk) {
+    os << "  const " << idx << " begin = " << part << " * " << chunk << ";\n"
+       << "  const " << idx << " end = begin + " << chunk << " < " << count
+       << " ? begin + " << chunk << " : " << count << ";\n";
+  };
   if (!column && count > 1024 && outCount < 264 && count >= 16384) {
     // Few long rows (a gradient's sum of squares for clipping): each row's
     // parts go to blocks of their own, which leave partial results in a
@@ -619,19 +633,12 @@ LogicalResult FusionPrinter::emitDeviceReduction(
     std::string kernel = openKernel();
     hostOs << launch(kernel, std::to_string(outCount * parts), "dtcg::kBlock");
     os << "  const " << idx << " b = blockIdx.x;\n"
-       << "  const " << idx << " r = b / " << parts << ";\n"
-       << "  const " << idx << " begin = b % " << parts << " * " << chunk
-       << ";\n"
-       << "  const " << idx << " end = begin + " << chunk << " < " << count
-       << " ? begin + " << chunk << " : " << count << ";\n";
+       << "  const " << idx << " r = b / " << parts << ";\n";
+    emitPartBounds("b % " + std::to_string(parts), chunk);
     emitKept(keptDims, inIndex, "r");
-    emitAccumulators();
-    os << "    for (" << idx << " q = begin + threadIdx.x; q < end; "
-       << "q += blockDim.x) {\n";
-    emitReduced();
-    if (failed(emitUpdates(inIndex, "")))
+    if (failed(emitAccumulation(
+            idx + " q = begin + threadIdx.x; q < end; q += blockDim.x")))
       return failure();
-    os << "    }\n";
     combine("blockReduce");
     for (auto [i, name] : llvm::enumerate(acc))
       os << "    if (threadIdx.x == 0)\n      partial[b * " << numAcc << " + "
@@ -664,20 +671,14 @@ LogicalResult FusionPrinter::emitDeviceReduction(
     os << "  const " << idx << " g = blockIdx.x;\n"
        << "  const " << idx << " row = g / " << groups << ", col = g % "
        << groups << " * 32 + threadIdx.x;\n"
-       << "  const bool live = col < " << inner << ";\n"
-       << "  const " << idx << " begin = " << idx << "(blockIdx.y) * " << chunk
-       << ";\n"
-       << "  const " << idx << " end = begin + " << chunk << " < " << count
-       << " ? begin + " << chunk << " : " << count << ";\n";
+       << "  const bool live = col < " << inner << ";\n";
+    emitPartBounds(idx + "(blockIdx.y)", chunk);
     emitKept(keptDims.drop_back(), inIndex, "row");
     inIndex[last] = "col";
-    emitAccumulators();
-    os << "    for (" << idx << " q = begin + threadIdx.y; live && q < end; "
-       << "q += blockDim.y) {\n";
-    emitReduced();
-    if (failed(emitUpdates(inIndex, "")))
+    if (failed(emitAccumulation(
+            idx +
+            " q = begin + threadIdx.y; live && q < end; q += blockDim.y")))
       return failure();
-    os << "    }\n";
     combine("columnReduce");
     os << "    if (threadIdx.y == 0 && live) {\n"
        << "    const " << idx << " r = row * " << inner << " + col;\n";
@@ -707,13 +708,9 @@ LogicalResult FusionPrinter::emitDeviceReduction(
      << (warp ? idx + "(blockIdx.x) * 8 + threadIdx.y" : "blockIdx.x") << ";\n"
      << "  const bool live = r < " << outCount << ";\n";
   emitKept(keptDims, inIndex, "r");
-  emitAccumulators();
-  os << "    for (" << idx << " q = threadIdx.x; live && q < " << count
-     << "; q += blockDim.x) {\n";
-  emitReduced();
-  if (failed(emitUpdates(inIndex, "")))
+  if (failed(emitAccumulation(idx + " q = threadIdx.x; live && q < " +
+                              std::to_string(count) + "; q += blockDim.x")))
     return failure();
-  os << "    }\n";
   combine(warp ? "warpReduce" : "blockReduce");
   os << "    if (threadIdx.x == 0 && live) {\n";
   if (failed(emitResults("")))

@@ -192,7 +192,8 @@ bool convolve(Pass pass, const dtck::Shape &sx, const dtck::Shape &sw,
               const dtck::Shape &sy, const T *x, const T *w, const T *y,
               const int64_t *strides, const int64_t *pads,
               const int64_t *dilations, int64_t group) {
-  if (std::getenv("DTCG_NO_CUDNN"))
+  static const bool disabled = std::getenv("DTCG_NO_CUDNN") != nullptr;
+  if (disabled)
     return false;
   // Plans by everything they depend on.
   using Key = std::vector<int64_t>;
