@@ -27,6 +27,7 @@ using namespace mlir::dtc;
 
 namespace {
 constexpr StringLiteral kExplain = "dtc.explain";
+constexpr StringLiteral kBackward = "dtg.backward";
 constexpr StringLiteral kPipelineOp = "dtc.pipeline_op";
 
 bool isCollective(Operation *op) {
@@ -431,6 +432,10 @@ void ScheduleCommunicationPass::emitBucket(Bucket &bucket) {
 
   b.setInsertionPoint(bucket.firstUser);
   auto wait = b.create<dist::WaitOp>(loc, flat.getType(), start.getResult());
+  if (first->hasAttr(kBackward)) {
+    start->setAttr(kBackward, b.getUnitAttr());
+    wait->setAttr(kBackward, b.getUnitAttr());
+  }
   if (bucket.members.size() == 1) {
     first.getResult().replaceAllUsesWith(wait.getResult());
     first.erase();
@@ -485,6 +490,11 @@ void ScheduleCommunicationPass::emitSingle(const Placement &p,
   b.setInsertionPoint(p.firstUser);
   auto wait =
       b.create<dist::WaitOp>(op->getLoc(), resultType, start->getResult(0));
+  // A backward collective's halves stay in the backward pass.
+  if (op->hasAttr(kBackward)) {
+    start->setAttr(kBackward, b.getUnitAttr());
+    wait->setAttr(kBackward, b.getUnitAttr());
+  }
   op->getResult(0).replaceAllUsesWith(wait.getResult());
   op->erase();
 }

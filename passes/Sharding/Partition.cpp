@@ -188,6 +188,13 @@ Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
     splits[cur] = now;
     resharded[cacheKey] = cur;
   }
+  // Collectives of a backward value (a gradient's all-reduce) belong to the
+  // backward pass, as the ops they serve do (recompute, pipeline sweeps and
+  // plan.json's saved activations tell the passes apart by this mark).
+  Operation *producer = v.getDefiningOp();
+  if (producer && producer->hasAttr("dtg.backward"))
+    for (Value w = cur; w != v; w = w.getDefiningOp()->getOperand(0))
+      w.getDefiningOp()->setAttr("dtg.backward", b.getUnitAttr());
   return cur;
 }
 

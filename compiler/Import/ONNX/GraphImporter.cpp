@@ -40,7 +40,8 @@ LogicalResult GraphImporter::collectInitializers() {
     // ModelValidator has checked names, types and dims.
     SmallVector<int64_t> shape;
     Type type;
-    TensorOrError check = readTensorProtoType(context, proto, shape, type);
+    TensorOrError check = readTensorProtoType(context, proto, shape, type,
+                                              options.maxTensorElements());
     if (!check.error.empty())
       return emitError(fileLoc, "initializer ") << check.error;
     initializers.try_emplace(
@@ -148,10 +149,10 @@ LogicalResult GraphImporter::collectInputs() {
     for (int64_t d : shape)
       if (d < 0)
         return emitError(fileLoc, "input '") << name << "' has a negative size";
-    if (exceedsElementLimit(shape))
+    if (exceedsElementLimit(shape, options.maxTensorElements()))
       return emitError(fileLoc, "input '")
-             << name << "' of shape " << shapeText(shape)
-             << " has more than 2^31 elements";
+             << name << "' of shape " << shapeText(shape) << " has more than "
+             << elementLimitText(options.maxTensorElements()) << " elements";
     input.type = RankedTensorType::get(shape, elementType);
     if (input.exportedBatch)
       rebinding = std::make_pair(*input.exportedBatch, *options.batch);
@@ -208,7 +209,8 @@ Value GraphImporter::lookup(StringRef name, Location loc) {
       // A parameter (or state): its bytes go to a resource blob as they
       // are, never through an interpreter tensor.
       AttrOrError read =
-          readTensorProtoResource(context, *initializer.proto, source);
+          readTensorProtoResource(context, *initializer.proto, source,
+                                  options.maxTensorElements());
       if (read.unsupportedType)
         failureKind = ImportFailure::Unsupported;
       if (!read.attr &&

@@ -57,8 +57,9 @@ namespace {
 class ModelValidator {
 public:
   ModelValidator(onnx::ModelProto &model, Location loc,
-                 ImportFailure &failureKind)
-      : model(model), loc(loc), failureKind(failureKind) {}
+                 ImportFailure &failureKind, int64_t maxElements)
+      : model(model), loc(loc), failureKind(failureKind),
+        maxElements(maxElements) {}
 
   LogicalResult checkHeader(int64_t &opset);
   LogicalResult checkGraph();
@@ -80,6 +81,7 @@ private:
   onnx::ModelProto &model;
   Location loc;
   ImportFailure &failureKind;
+  int64_t maxElements;
 };
 } // namespace
 
@@ -120,7 +122,7 @@ LogicalResult ModelValidator::checkGraph() {
     SmallVector<int64_t> shape;
     Type type;
     TensorOrError check =
-        readTensorProtoType(loc.getContext(), init, shape, type);
+        readTensorProtoType(loc.getContext(), init, shape, type, maxElements);
     if (!check.error.empty()) {
       if (check.unsupportedType)
         return unsupported("initializer " + check.error);
@@ -259,6 +261,10 @@ LogicalResult ModelValidator::checkForConverter(int64_t opset) {
   return success();
 }
 
+int64_t ImportOptions::maxTensorElements() const {
+  return requireWeights ? kMaxTensorElements : kMaxPlannedElements;
+}
+
 bool mlir::dtc::isElementTypeName(StringRef name) {
   return llvm::is_contained({"float32", "float", "float64", "double", "float16",
                              "half", "bfloat16", "int64", "long", "int32",
@@ -343,7 +349,8 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
       return report(ImportFailure::Invalid);
     }
   }
-  ModelValidator validator(model, fileLoc, kind);
+  ModelValidator validator(model, fileLoc, kind,
+                           options.maxTensorElements());
   int64_t opset;
   if (failed(validator.checkHeader(opset)) || failed(validator.checkGraph()))
     return report(kind);
@@ -375,7 +382,8 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
           << opset << " to " << kMinOpset << ": " << libonnxReason(*error);
       return report(ImportFailure::Unsupported);
     }
-    ModelValidator upgraded(model, fileLoc, kind);
+    ModelValidator upgraded(model, fileLoc, kind,
+                            options.maxTensorElements());
     if (failed(upgraded.checkHeader(opset)) || failed(upgraded.checkGraph()))
       return report(kind);
   }

@@ -185,10 +185,13 @@ NodeImporter::create(StringRef opName, ValueRange operands,
   for (Type type : op->getResultTypes())
     if (auto tensorType = dyn_cast<RankedTensorType>(type))
       if (tensorType.hasStaticShape() &&
-          exceedsElementLimit(tensorType.getShape())) {
+          exceedsElementLimit(tensorType.getShape(),
+                              options().maxTensorElements())) {
         op->erase();
         return fail("result of shape " + shapeText(tensorType.getShape()) +
-                    " has more than 2^31 elements");
+                    " has more than " +
+                    elementLimitText(options().maxTensorElements()) +
+                    " elements");
       }
   if (failed(verify(op, /*verifyRecursively=*/false))) {
     op->erase();

@@ -37,6 +37,10 @@ struct ImportOptions {
   /// When false, initializers whose external data is absent become parameters
   /// without initial values (planning a model too large to materialize).
   bool requireWeights = true;
+  /// Most elements a tensor of the model may have: 2^31, or 2^40 when
+  /// weights may be absent (an import that only plans allocates nothing per
+  /// element; a trillion-parameter GPT has 2.6 x 2^30-element weights).
+  int64_t maxTensorElements() const;
   /// Values of data inputs that may become constants where an op needs a
   /// compile-time value (the shape input of a Reshape in a conformance test).
   llvm::StringMap<dtg::interp::Tensor> bindableInputs;

@@ -10,6 +10,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -61,16 +62,21 @@ Type mlir::dtc::onnx_import::convertDataType(MLIRContext *context,
   }
 }
 
-bool mlir::dtc::onnx_import::exceedsElementLimit(ArrayRef<int64_t> shape) {
+bool mlir::dtc::onnx_import::exceedsElementLimit(ArrayRef<int64_t> shape,
+                                                 int64_t limit) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
       return true;
-    if (d > 0 && n > kMaxTensorElements / d)
+    if (d > 0 && n > limit / d)
       return true;
     n *= d;
   }
   return false;
+}
+
+std::string mlir::dtc::onnx_import::elementLimitText(int64_t limit) {
+  return "2^" + std::to_string(llvm::Log2_64(limit));
 }
 
 std::string mlir::dtc::onnx_import::shapeText(ArrayRef<int64_t> shape) {
@@ -128,7 +134,7 @@ static double decodeHalfBits(Type type, int32_t bits) {
 
 TensorOrError mlir::dtc::onnx_import::readTensorProtoType(
     MLIRContext *context, const onnx::TensorProto &proto,
-    SmallVectorImpl<int64_t> &shape, Type &type) {
+    SmallVectorImpl<int64_t> &shape, Type &type, int64_t limit) {
   TensorOrError result;
   std::string name = proto.name().empty() ? "tensor" : "'" + proto.name() + "'";
   type = convertDataType(context, proto.data_type());
@@ -144,8 +150,9 @@ TensorOrError mlir::dtc::onnx_import::readTensorProtoType(
       result.error = name + " has a negative dimension";
       return result;
     }
-    if (d > 0 && n > kMaxTensorElements / d) {
-      result.error = name + " has more than 2^31 elements";
+    if (d > 0 && n > limit / d) {
+      result.error =
+          name + " has more than " + elementLimitText(limit) + " elements";
       return result;
     }
     n *= d;
@@ -228,8 +235,9 @@ static bool locateData(MLIRContext *context, const onnx::TensorProto &proto,
                        const TensorSource &source, ReadStatus &status,
                        SmallVectorImpl<int64_t> &shape, Type &type,
                        std::string &name, std::optional<ArrayRef<char>> &raw,
-                       std::shared_ptr<MappedFile> &file) {
-  TensorOrError typed = readTensorProtoType(context, proto, shape, type);
+                       std::shared_ptr<MappedFile> &file,
+                       int64_t limit = kMaxTensorElements) {
+  TensorOrError typed = readTensorProtoType(context, proto, shape, type, limit);
   if (!typed.error.empty()) {
     status = typed;
     return false;
@@ -340,14 +348,16 @@ mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
 AttrOrError
 mlir::dtc::onnx_import::readTensorProtoResource(MLIRContext *context,
                                                 const onnx::TensorProto &proto,
-                                                const TensorSource &source) {
+                                                const TensorSource &source,
+                                                int64_t limit) {
   AttrOrError result;
   SmallVector<int64_t> shape;
   Type type;
   std::string name;
   std::optional<ArrayRef<char>> raw;
   std::shared_ptr<MappedFile> file;
-  if (!locateData(context, proto, source, result, shape, type, name, raw, file))
+  if (!locateData(context, proto, source, result, shape, type, name, raw, file,
+                  limit))
     return result;
   if (!isa<FloatType>(type)) {
     result.error = name + " is not floating-point";

@@ -19,9 +19,19 @@ namespace mlir::dtc::onnx_import {
 /// hostile input).
 constexpr int64_t kMaxTensorElements = int64_t(1) << 31;
 
-/// True if a tensor of `shape` has more than kMaxTensorElements elements
-/// (or a negative dimension); never overflows.
-bool exceedsElementLimit(ArrayRef<int64_t> shape);
+/// Most elements one tensor may have in an import that only plans (weights
+/// may be absent, nothing is allocated per element): 2^40, so that the
+/// planner holds models of a trillion parameters (a 25600 x 102400 MLP
+/// weight has 2.6 x 2^30 elements).
+constexpr int64_t kMaxPlannedElements = int64_t(1) << 40;
+
+/// True if a tensor of `shape` has more than `limit` elements (or a negative
+/// dimension); never overflows.
+bool exceedsElementLimit(ArrayRef<int64_t> shape,
+                         int64_t limit = kMaxTensorElements);
+
+/// The limit as the messages name it ("2^31").
+std::string elementLimitText(int64_t limit = kMaxTensorElements);
 
 /// Formats a shape as DIMxDIM ("scalar" for rank 0).
 std::string shapeText(ArrayRef<int64_t> shape);
@@ -71,16 +81,19 @@ struct AttrOrError : ReadStatus {
 /// resource blob, its bytes copied once as they are (raw data, external
 /// data or the typed field), never element by element: the way weights
 /// enter the IR, so import costs a copy of the weights and no more. The same
-/// checks as readTensorProto.
+/// checks as readTensorProto, but for at most `limit` elements (mapped
+/// bytes are not copied; the typed fields are counted before a copy).
 AttrOrError readTensorProtoResource(MLIRContext *context,
                                     const onnx::TensorProto &proto,
-                                    const TensorSource &source);
+                                    const TensorSource &source,
+                                    int64_t limit = kMaxTensorElements);
 
 /// The shape and element type of `proto` without reading its data; an error
-/// message on bad dims or type.
+/// message on bad dims or type, or on more than `limit` elements.
 TensorOrError readTensorProtoType(MLIRContext *context,
                                   const onnx::TensorProto &proto,
-                                  SmallVectorImpl<int64_t> &shape, Type &type);
+                                  SmallVectorImpl<int64_t> &shape, Type &type,
+                                  int64_t limit = kMaxTensorElements);
 
 } // namespace mlir::dtc::onnx_import
 
