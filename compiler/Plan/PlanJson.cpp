@@ -103,14 +103,17 @@ static int axisIndex(StringRef axis) {
 /// Into how many blocks argument `i`'s dtc.sharding cuts the whole tensor
 /// (1 if it has none): the product of the sizes of the axes splitting its
 /// dimensions, on a mesh of `sizes` (pp, dp, tp).
-static int64_t blocksOf(func::FuncOp step, unsigned i, const int64_t sizes[3]) {
+/// With `only`, the axes of that name alone count.
+static int64_t blocksOf(func::FuncOp step, unsigned i, const int64_t sizes[3],
+                        StringRef only = "") {
   auto sharding = step.getArgAttrOfType<dist::ShardingAttr>(i, "dtc.sharding");
   if (!sharding)
     return 1;
   int64_t blocks = 1;
   for (dist::AxisListAttr dim : sharding.getDims())
     for (StringAttr axis : dim.getAxes())
-      blocks *= sizes[axisIndex(axis.getValue())];
+      if (only.empty() || axis.getValue() == only)
+        blocks *= sizes[axisIndex(axis.getValue())];
   return blocks;
 }
 
@@ -354,8 +357,9 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
       params += bytes;
       if (step.getArgAttr(i, "dtg.trainable")) {
         // ZeRO 2 and 3 accumulate the blocks of the gradients they
-        // reduce-scatter. (Under ZeRO 3 the argument is itself a block.)
-        int64_t whole = step.getArgAttr(i, "dtc.sharding") ? bytes * dp : bytes;
+        // reduce-scatter. (Under ZeRO 3 the argument is itself a block over
+        // dp; a tensor-parallel slice is the rank's whole gradient.)
+        int64_t whole = bytes * blocksOf(step, i, meshSizes.data(), "dp");
         gradients += zero >= 2 && splitState.contains(argName(step, i))
                          ? whole / dp
                          : whole;

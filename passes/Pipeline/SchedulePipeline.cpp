@@ -569,16 +569,26 @@ void SchedulePipelinePass::runOnOperation() {
       feedsTransfer.insert(op);
   double lastCall = double(order.size());
   SmallVector<std::pair<double, unsigned>> keys;
+  // What an op placed after its operands follows: the latest slot they are
+  // placed at or follow. Every op after a call takes that call's slot +
+  // 0.25, however long the chain from the call: the sends of a call's
+  // results keep the order they were written in (the peer receives them
+  // in that order), also where one of them reads a collective first.
+  llvm::DenseMap<Operation *, double> follows;
   for (auto [index, op] : llvm::enumerate(ops)) {
     if (!slot.count(op)) {
       double s;
       if (firstConsumer[op] != kNone) {
         s = firstConsumer[op] - 0.25;
       } else {
-        s = -1;
+        double after = -1.25;
         for (Value v : op->getOperands())
-          if (Operation *def = v.getDefiningOp(); def && slot.count(def))
-            s = std::max(s, slot[def] + 0.25);
+          if (Operation *def = v.getDefiningOp(); def && slot.count(def)) {
+            auto it = follows.find(def);
+            after =
+                std::max(after, it != follows.end() ? it->second : slot[def]);
+          }
+        s = after + 0.25;
         // After the last call, the model's order stands (it is the order
         // every stage wrote its transfers in).
         // (Only the sends of a micro-batch's activations and their
@@ -589,6 +599,7 @@ void SchedulePipelinePass::runOnOperation() {
                           !feedsTransfer.contains(op);
         if (collective || s > lastCall - 1)
           s = lastCall;
+        follows[op] = s - 0.25;
       }
       slot[op] = s;
     }

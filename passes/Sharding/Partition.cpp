@@ -190,9 +190,13 @@ Value PartitionPass::reshard(Value v, const Split &to, Operation *before) {
   }
   // Collectives of a backward value (a gradient's all-reduce) belong to the
   // backward pass, as the ops they serve do (recompute, pipeline sweeps and
-  // plan.json's saved activations tell the passes apart by this mark).
+  // plan.json's saved activations tell the passes apart by this mark). Not
+  // a constant's block: constants stand at the top of the function, and
+  // recompute takes the first marked op there for the start of the
+  // backward.
   Operation *producer = v.getDefiningOp();
-  if (producer && producer->hasAttr("dtg.backward"))
+  if (producer && producer->hasAttr("dtg.backward") &&
+      !isa<dtg::ConstantOp>(producer))
     for (Value w = cur; w != v; w = w.getDefiningOp()->getOperand(0))
       w.getDefiningOp()->setAttr("dtg.backward", b.getUnitAttr());
   return cur;

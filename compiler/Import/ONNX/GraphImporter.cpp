@@ -208,9 +208,8 @@ Value GraphImporter::lookup(StringRef name, Location loc) {
     if (isFloat) {
       // A parameter (or state): its bytes go to a resource blob as they
       // are, never through an interpreter tensor.
-      AttrOrError read =
-          readTensorProtoResource(context, *initializer.proto, source,
-                                  options.maxTensorElements());
+      AttrOrError read = readTensorProtoResource(
+          context, *initializer.proto, source, options.maxTensorElements());
       if (read.unsupportedType)
         failureKind = ImportFailure::Unsupported;
       if (!read.attr &&

@@ -26,10 +26,14 @@ the papers, not from dtc's code:
   dropout's mask and output), so sbh (8 + 24/t + 2as/(ht)); with
   --sequence-parallel sbh (34/t + 5as/(ht)) less the same, so sbh (32/t +
   2as/(ht)). One term differs in precision, not in what is saved: the two
-  LayerNorm inputs (the residual stream, 2 sbh each in the table, 2 sbh/t
-  under sequence parallelism) are fp32 in dtc, as torch.autocast keeps
-  them (Megatron keeps them 16-bit), so 4 sbh (4 sbh/t) more. Printed
-  tensor by tensor.
+  LayerNorm inputs (2 sbh each in the table, 2 sbh/t under sequence
+  parallelism) are saved in fp32, as torch.autocast saves them (its layer
+  norms run in fp32; Megatron's fused ones take 16-bit inputs), so 4 sbh
+  (4 sbh/t) more. Under full recompute (plan.json's recompute mode
+  "full") the table's 2 sbh, the layer's 16-bit output that the next layer
+  starts from, and beside it its fp32 copy that the next LayerNorm reads
+  (4 sbh, kept rather than recomputed by that layer): 6 sbh (6 sbh/t with
+  sequence parallelism). Printed tensor by tensor.
 
 Usage: check_gpt_formulas.py PLAN.json --layers L --hidden H --seq S
            --vocab V [--check-states] [--grad-bytes N --dp-scalars K]
@@ -105,7 +109,9 @@ def main(argv):
     if args.check_activations:
         a, b = args.heads, plan["micro_batch"]
         sbh = s * b * h
-        if args.sequence_parallel:
+        if plan["recompute"]["mode"] == "full":
+            want = sbh * 6 / (tp if args.sequence_parallel else 1)
+        elif args.sequence_parallel:
             want = sbh * (32 / tp + 2 * a * s / (h * tp) + 4 / tp)
         else:
             want = sbh * (8 + 24 / tp + 2 * a * s / (h * tp) + 4)
