@@ -15,7 +15,9 @@ For each row this script writes the GPT with examples/gpt/make_weightless.py
 (weights absent: only `dtc plan` reads it), plans the row's layout with
 `dtc plan --json --device-profile a100-80g` (mesh dp x t x p, the paper's
 batch, micro-batches of one sequence, bf16, AdamW, full recompute, the
-interleaved schedule with 2 virtual stages per device where p > 1), and
+interleaved schedule where p > 1, with 2 virtual stages per device, or 3
+where 2 do not divide the layers evenly, as Megatron-LM requires of its
+layers per chunk: 76.1B and 529.6B), and
 prints the paper's teraFLOP/s per GPU beside the predicted one: eq. 3's
 FLOPs over the predicted step time and the GPU count (and dtc's own count of
 the FLOPs it runs, flops_per_step_all, over the same), with their ratio, the
@@ -23,7 +25,7 @@ predicted step split into compute / bubble / exposed communication, and the
 predicted peak memory of a rank against the 80 GB.
 
 What the paper leaves unsaid is assumed here and printed: micro-batch size 1
-and 2 virtual stages per device. The table's FLOPs count only what eq. 3
+and the virtual stages per device. The table's FLOPs count only what eq. 3
 counts; both sides use it.
 
 Not part of the suite (planning the large rows takes minutes each).
@@ -57,7 +59,14 @@ ROWS = [
     ("1008.0B", 160, 25600, 128, 8, 64, 3072, 3072, 163),
 ]
 
-VIRTUAL_STAGES = 2
+
+
+def virtual_stages(layers, p):
+    """2 chunks per device, or 3, whichever cuts the layers evenly."""
+    for v in (2, 3):
+        if layers % (p * v) == 0:
+            return v
+    return 1
 
 
 def eq3_flops(batch, layers, hidden):
@@ -82,9 +91,10 @@ def main():
         sys.exit("unknown rows " + ", ".join(unknown) + "; the table has " +
                  ", ".join(r[0] for r in ROWS))
     os.makedirs(args.work, exist_ok=True)
-    print(f"micro-batch 1, bf16, AdamW, full recompute, interleaved schedule "
-          f"(v={VIRTUAL_STAGES}) where p > 1; profile a100-80g")
-    header = (f"{'model':>8} {'t':>2} {'p':>3} {'GPUs':>5} {'batch':>5} | "
+    print("micro-batch 1, bf16, AdamW, full recompute, interleaved schedule "
+          "(v chunks per device) where p > 1; profile a100-80g")
+    header = (f"{'model':>8} {'t':>2} {'p':>3} {'v':>1} {'GPUs':>5} "
+              f"{'batch':>5} | "
               f"{'paper':>6} {'dtc':>6} {'ratio':>5} {'dtc-own':>7} | "
               f"{'step s':>7} {'compute':>7} {'bubble':>6} {'exposed':>7} "
               f"{'peak GiB':>8} {'plan s':>6}")
@@ -110,9 +120,11 @@ def main():
                "--optimizer", "adamw", "--recompute", "full",
                "--device-profile", "a100-80g", "--memory-limit", "1000000",
                "--json"]
-        if p > 1:
-            cmd += ["--schedule", "interleaved", "--virtual-stages",
-                    str(VIRTUAL_STAGES)]
+        v = virtual_stages(layers, p) if p > 1 else 1
+        if v > 1:
+            cmd += ["--schedule", "interleaved", "--virtual-stages", str(v)]
+        elif p > 1:
+            cmd += ["--schedule", "1f1b"]
         start = time.time()
         run = subprocess.run(cmd, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -127,13 +139,13 @@ def main():
         ours = eq3_flops(batch, layers, hidden) / step / gpus / 1e12
         own = plan["flops_per_step_all"] / step / gpus / 1e12
         peak = max(r["memory_bytes"]["peak"] for r in plan["ranks"]) / 2**30
-        print(f"{name:>8} {t:>2} {p:>3} {gpus:>5} {batch:>5} | "
+        print(f"{name:>8} {t:>2} {p:>3} {v:>1} {gpus:>5} {batch:>5} | "
               f"{paper:>6} {ours:>6.1f} {ours / paper:>5.2f} {own:>7.1f} | "
               f"{step:>7.2f} {predicted['compute_s']:>7.2f} "
               f"{predicted['bubble_s']:>6.2f} "
               f"{predicted['exposed_communication_s']:>7.2f} "
               f"{peak:>8.1f} {seconds:>6.1f}", flush=True)
-        results.append(dict(model=name, t=t, p=p, gpus=gpus, batch=batch,
+        results.append(dict(model=name, t=t, p=p, v=v, gpus=gpus, batch=batch,
                             paper_tflops=paper, predicted_tflops=ours,
                             ratio=ours / paper, dtc_flops_tflops=own,
                             step_s=step, compute_s=predicted["compute_s"],
