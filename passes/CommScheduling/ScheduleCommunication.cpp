@@ -28,6 +28,16 @@ using namespace mlir::dtc;
 namespace {
 constexpr StringLiteral kExplain = "dtc.explain";
 constexpr StringLiteral kBackward = "dtg.backward";
+
+/// A backward collective's halves stay in the backward pass.
+static void markLikeCollective(Operation *collective, Operation *start,
+                               Operation *wait) {
+  if (!collective->hasAttr(kBackward))
+    return;
+  UnitAttr unit = UnitAttr::get(collective->getContext());
+  start->setAttr(kBackward, unit);
+  wait->setAttr(kBackward, unit);
+}
 constexpr StringLiteral kPipelineOp = "dtc.pipeline_op";
 
 bool isCollective(Operation *op) {
@@ -432,10 +442,7 @@ void ScheduleCommunicationPass::emitBucket(Bucket &bucket) {
 
   b.setInsertionPoint(bucket.firstUser);
   auto wait = b.create<dist::WaitOp>(loc, flat.getType(), start.getResult());
-  if (first->hasAttr(kBackward)) {
-    start->setAttr(kBackward, b.getUnitAttr());
-    wait->setAttr(kBackward, b.getUnitAttr());
-  }
+  markLikeCollective(first, start, wait);
   if (bucket.members.size() == 1) {
     first.getResult().replaceAllUsesWith(wait.getResult());
     first.erase();
@@ -490,11 +497,7 @@ void ScheduleCommunicationPass::emitSingle(const Placement &p,
   b.setInsertionPoint(p.firstUser);
   auto wait =
       b.create<dist::WaitOp>(op->getLoc(), resultType, start->getResult(0));
-  // A backward collective's halves stay in the backward pass.
-  if (op->hasAttr(kBackward)) {
-    start->setAttr(kBackward, b.getUnitAttr());
-    wait->setAttr(kBackward, b.getUnitAttr());
-  }
+  markLikeCollective(op, start, wait);
   op->getResult(0).replaceAllUsesWith(wait.getResult());
   op->erase();
 }

@@ -349,8 +349,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
       return report(ImportFailure::Invalid);
     }
   }
-  ModelValidator validator(model, fileLoc, kind,
-                           options.maxTensorElements());
+  ModelValidator validator(model, fileLoc, kind, options.maxTensorElements());
   int64_t opset;
   if (failed(validator.checkHeader(opset)) || failed(validator.checkGraph()))
     return report(kind);
@@ -382,8 +381,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
           << opset << " to " << kMinOpset << ": " << libonnxReason(*error);
       return report(ImportFailure::Unsupported);
     }
-    ModelValidator upgraded(model, fileLoc, kind,
-                            options.maxTensorElements());
+    ModelValidator upgraded(model, fileLoc, kind, options.maxTensorElements());
     if (failed(upgraded.checkHeader(opset)) || failed(upgraded.checkGraph()))
       return report(kind);
   }

@@ -345,11 +345,9 @@ mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
   return result;
 }
 
-AttrOrError
-mlir::dtc::onnx_import::readTensorProtoResource(MLIRContext *context,
-                                                const onnx::TensorProto &proto,
-                                                const TensorSource &source,
-                                                int64_t limit) {
+AttrOrError mlir::dtc::onnx_import::readTensorProtoResource(
+    MLIRContext *context, const onnx::TensorProto &proto,
+    const TensorSource &source, int64_t limit) {
   AttrOrError result;
   SmallVector<int64_t> shape;
   Type type;
