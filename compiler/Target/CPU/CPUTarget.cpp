@@ -5,6 +5,7 @@
 #include "compiler/Target/CPU/CppTarget.h"
 #include "compiler/Target/CPU/KernelEmitter.h"
 #include "compiler/Target/CPU/RuntimeConfig.h"
+#include "compiler/Target/HostBuild.h"
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
 
@@ -13,8 +14,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -215,48 +214,29 @@ public:
 
   bool buildExecutable(StringRef source, StringRef output,
                        std::string &log) override {
-    std::string compiler = DTC_HOST_CXX;
-    std::vector<std::string> argv;
-    if (auto ccache = llvm::sys::findProgramByName("ccache"))
-      argv.push_back(*ccache);
-    argv.push_back(compiler);
+    HostBuild build;
+    build.compiler = DTC_HOST_CXX;
     // -ffp-contract=off: no fused multiply-adds the source does not ask
     // for, so results do not depend on -march.
-    for (StringRef flag :
-         {"-std=c++17", "-O3", "-ffp-contract=off", "-fopenmp", "-w"})
-      argv.push_back(flag.str());
-    argv.push_back("-march=" + options.arch);
-    argv.push_back("-I" DTC_RUNTIME_INCLUDE_DIR);
-    argv.push_back(source.str());
-    argv.push_back("-o");
-    argv.push_back(output.str());
-    argv.push_back(DTC_RUNTIME_LIBRARY);
+    build.compileFlags = {"-std=c++17",
+                          "-O3",
+                          "-ffp-contract=off",
+                          "-fopenmp",
+                          "-w",
+                          "-march=" + options.arch,
+                          "-I" DTC_RUNTIME_INCLUDE_DIR};
+    build.linkFlags = {"-fopenmp"};
+    build.libraries = {DTC_RUNTIME_LIBRARY};
     SmallVector<StringRef> libs;
     StringRef(DTC_RUNTIME_LINK_LIBRARIES).split(libs, ' ', -1, false);
     for (StringRef lib : libs)
-      argv.push_back(lib.str());
-    auto program = llvm::sys::findProgramByName(argv.front());
-    if (!program) {
-      log = "cannot find the C++ compiler '" + argv.front() + "'";
-      return false;
-    }
-    SmallVector<StringRef> args(argv.begin(), argv.end());
+      build.libraries.push_back(lib.str());
+    // The tools' output, kept when the build fails.
     SmallString<128> logFile;
     llvm::sys::fs::createTemporaryFile("dtc-build", "log", logFile);
-    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logFile),
-                                            StringRef(logFile)};
-    std::string error;
-    int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
-                                       /*SecondsToWait=*/0, /*MemoryLimit=*/0,
-                                       &error);
-    auto text = llvm::MemoryBuffer::getFile(logFile);
-    llvm::sys::fs::remove(logFile);
-    if (rc != 0) {
-      log = "building " + output.str() + " failed" +
-            (error.empty() ? "" : ": " + error) + "\n" +
-            (text ? (*text)->getBuffer().str() : "");
+    if (!buildHostProgram(build, source, output, logFile, log))
       return false;
-    }
+    llvm::sys::fs::remove(logFile);
     return true;
   }
 };

@@ -14,13 +14,12 @@
 
 #include "compiler/Target/CPU/CppTarget.h"
 #include "compiler/Target/CPU/RuntimeConfig.h"
+#include "compiler/Target/HostBuild.h"
 #include "compiler/Target/TargetInfo.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -50,30 +49,6 @@ const llvm::StringSet<> &libraryKernels() {
       // Training.
       "adamWUpdate", "sgdUpdate", "lrSchedule"};
   return kernels;
-}
-
-/// Runs `argv`; its output goes to `logFile`. False with `log` set on
-/// failure.
-bool runTool(ArrayRef<std::string> argv, StringRef logFile, std::string &log) {
-  auto program = llvm::sys::findProgramByName(argv.front());
-  if (!program) {
-    log = "cannot find '" + argv.front() + "'";
-    return false;
-  }
-  SmallVector<StringRef> args(argv.begin(), argv.end());
-  std::optional<StringRef> redirects[] = {std::nullopt, logFile, logFile};
-  std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0,
-                                     0, &error);
-  if (rc == 0)
-    return true;
-  auto text = llvm::MemoryBuffer::getFile(logFile);
-  // The first lines: the rest is in the log file.
-  std::string head = text ? (*text)->getBuffer().take_front(4000).str() : "";
-  log = "building with " + argv.front() + " failed" +
-        (error.empty() ? "" : ": " + error) +
-        " (the whole log: " + logFile.str() + ")\n" + head;
-  return false;
 }
 
 class CUDATargetInfo : public CppProgramTarget {
@@ -209,44 +184,39 @@ public:
     SmallString<256> logFile(output);
     llvm::sys::path::remove_filename(logFile);
     llvm::sys::path::append(logFile, "build.log");
-    std::vector<std::string> argv;
-    if (auto ccache = llvm::sys::findProgramByName("ccache"))
-      argv.push_back(*ccache);
+    HostBuild build;
     if (options.emulation) {
-      argv.push_back(DTC_HOST_CXX);
-      for (StringRef flag :
-           {"-std=c++17", "-O2", "-ffp-contract=off", "-w", "-DDTCG_EMULATION"})
-        argv.push_back(flag.str());
+      build.compiler = DTC_HOST_CXX;
+      build.compileFlags = {"-std=c++17", "-O2", "-ffp-contract=off", "-w",
+                            "-DDTCG_EMULATION"};
+      // The host compiler reads the .cu as C++.
+      build.beforeSource = {"-xc++"};
+      build.afterSource = {"-xnone"};
     } else {
-      argv.push_back(options.nvcc);
-      for (StringRef flag : {"-std=c++17", "-O3", "--extended-lambda",
-                             "--expt-relaxed-constexpr", "-fmad=false",
-                             "-Xptxas", "-v", "-Xcompiler", "-w"})
-        argv.push_back(flag.str());
+      build.compiler = options.nvcc;
+      build.compileFlags = {"-std=c++17",
+                            "-O3",
+                            "--extended-lambda",
+                            "--expt-relaxed-constexpr",
+                            "-fmad=false",
+                            "-Xptxas",
+                            "-v",
+                            "-Xcompiler",
+                            "-w"};
       for (const std::string &arch : options.archs)
-        argv.push_back("-gencode=arch=compute_" + arch + ",code=sm_" + arch);
+        build.compileFlags.push_back("-gencode=arch=compute_" + arch +
+                                     ",code=sm_" + arch);
     }
-    argv.push_back("-I" DTC_RUNTIME_INCLUDE_DIR);
-    // The host compiler reads the .cu as C++ (and the rest by suffix).
-    if (options.emulation)
-      argv.push_back("-xc++");
-    argv.push_back(source.str());
-    if (options.emulation)
-      argv.push_back("-xnone");
-    argv.push_back("-o");
-    argv.push_back(output.str());
-    argv.push_back(DTC_RUNTIME_LIBRARY);
+    build.compileFlags.push_back("-I" DTC_RUNTIME_INCLUDE_DIR);
+    build.libraries = {DTC_RUNTIME_LIBRARY};
     SmallVector<StringRef> libs;
     StringRef(DTC_RUNTIME_LINK_LIBRARIES).split(libs, ' ', -1, false);
     for (StringRef lib : libs)
-      argv.push_back(lib.str());
-    if (!options.emulation) {
-      argv.push_back("-lcublasLt");
-      argv.push_back("-lcudnn");
-      argv.push_back("-lnccl");
-      argv.push_back("-lcudart");
-    }
-    return runTool(argv, logFile, log);
+      build.libraries.push_back(lib.str());
+    if (!options.emulation)
+      for (StringRef lib : {"-lcublasLt", "-lcudnn", "-lnccl", "-lcudart"})
+        build.libraries.push_back(lib.str());
+    return buildHostProgram(build, source, output, logFile, log);
   }
 };
 
