@@ -455,6 +455,24 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     table.push_back(range.end);
   }
   std::string liveTable = decls.array(table);
+  // The arena the function's own buffers span, as planned (each rounded up
+  // to the plan's alignment): checked against the arena and recorded as
+  // its high-water mark once, on entry, rather than buffer by buffer.
+  if (!cuda()) {
+    int64_t extent = 0;
+    for (Operation &op : body.without_terminator()) {
+      auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
+      if (!offsets || isa<dtg::ConstantOp>(op) || op.hasAttr(memory::kAlias))
+        continue;
+      for (auto [r, result] : llvm::enumerate(op.getResults()))
+        if (!direct.count(result) && offsets[r] >= 0)
+          extent = std::max(
+              extent,
+              offsets[r] + (memory::byteSize(result.getType()) + 63) / 64 * 64);
+    }
+    if (extent > 0)
+      os << "  dtcrt_arena_note(ctx, base, " << extent << ");\n";
+  }
 
   for (Operation &op : body.without_terminator()) {
     std::string node = onnxNodeName(op.getLoc());
@@ -525,8 +543,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       int64_t bytes = (memory::byteSize(result.getType()) + 63) / 64 * 64;
       os << "  " << cTypeOf(result) << " *" << name << " = reinterpret_cast<"
          << cTypeOf(result) << " *>(arena + " << offset << ");\n";
-      os << "  dtcrt_arena_note(ctx, base + " << offset << ", " << bytes
-         << ");\n";
+      if (cuda())
+        os << "  dtcrt_arena_note(ctx, base + " << offset << ", " << bytes
+           << ");\n";
     }
     // A collective is known by what it carries where dtc said so (a
     // gradient bucket, a ZeRO-3 gather), else by its ONNX node or op.
@@ -537,12 +556,27 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
         : !unnamed.empty()                                 ? StringRef(unnamed)
                            : op.getName().getStringRef());
     os << "  ctx->current_op = " << label << ";\n";
-    // Collectives in flight move on only inside MPI calls: between kernels.
-    if (async)
-      os << "  if (ctx->comm_pending) dtcrt_comm_progress(ctx);\n";
-    os << "  if (ctx->trace) dtcrt_trace_op(ctx, " << label << ", "
-       << quoted(op.getName().getStringRef()) << ", "
-       << (isa<dist::DistDialect>(op.getDialect()) ? 1 : 0) << ");\n";
+    // Guard mode: the buffers live across this kernel, as planned (the
+    // function's table of live ranges, filtered at run time by position).
+    bool guarded = !cuda() && !isa<func::CallOp>(op) && !inRun.count(&op);
+    std::string guardArgs = "ctx, base, " + std::to_string(ownArena) + ", " +
+                            liveTable + ", " + std::to_string(ranges.size()) +
+                            ", " + std::to_string(position[&op]);
+    std::string kind = quoted(op.getName().getStringRef()) + ", " +
+                       (isa<dist::DistDialect>(op.getDialect()) ? "1" : "0");
+    if (!cuda()) {
+      // Collectives in flight move on only inside MPI calls: between
+      // kernels. One test of the hooks that are on, one call (opHooks).
+      os << "  if (ctx->trace" << (guarded ? " | ctx->guard" : "")
+         << (async ? " | ctx->comm_pending" : "") << ") opHooks("
+         << (guarded ? guardArgs : "ctx, base, 0, nullptr, 0, 0") << ", "
+         << kind << ");\n";
+    } else {
+      if (async)
+        os << "  if (ctx->comm_pending) dtcrt_comm_progress(ctx);\n";
+      os << "  if (ctx->trace) dtcrt_trace_op(ctx, " << label << ", " << kind
+         << ");\n";
+    }
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto calleeBase = call->getAttrOfType<IntegerAttr>(memory::kCalleeBase);
       if (!calleeBase)
@@ -583,14 +617,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     if (!rule)
       return op.emitError("the CPU target has no kernel for '")
              << op.getName() << "'";
-    // Guard mode: the buffers live across this kernel, as planned (the
-    // function's table of live ranges, filtered at run time by position).
-    std::string guardArgs = "ctx, base, " + std::to_string(ownArena) + ", " +
-                            liveTable + ", " + std::to_string(ranges.size()) +
-                            ", " + std::to_string(position[&op]) + ", " + label;
-    if (!cuda())
-      os << "  if (ctx->guard) guardRegion(" << guardArgs << ", false);\n";
-    else
+    if (cuda())
       os << "  dtcg::beginOp(" << label << ");\n";
     if (failed((*rule)(&op, *this)))
       return failure();
@@ -600,7 +627,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
              << (node.empty() ? std::string() : " (ONNX node '" + node + "')")
              << " (dtcg::" << missing << ")";
     if (!cuda())
-      os << "  if (ctx->guard) guardRegion(" << guardArgs << ", true);\n";
+      os << "  if (ctx->guard) guardRegion(" << guardArgs << ", " << label
+         << ", true);\n";
   }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (direct.count(v) && direct[v] == i)
@@ -657,6 +685,19 @@ LogicalResult mlir::dtc::cpu::emitFunctions(ModuleOp module,
     dtcrt_guard_check(ctx, all.data(), pairs, op);
   else
     dtcrt_guard_fill(ctx, all.data(), pairs);
+}
+
+// Before an op (ctx->current_op), whichever is on: progress of the
+// collectives in flight, the trace, guard mode's poison (where `ranges`).
+static void opHooks(dtcrt_step_ctx *ctx, int64_t base, int64_t own,
+                    const int64_t *ranges, int n, int64_t at, const char *name,
+                    int comm) {
+  if (ctx->comm_pending)
+    dtcrt_comm_progress(ctx);
+  if (ctx->trace)
+    dtcrt_trace_op(ctx, ctx->current_op, name, comm);
+  if (ctx->guard && ranges)
+    guardRegion(ctx, base, own, ranges, n, at, ctx->current_op, false);
 }
 
 )";
