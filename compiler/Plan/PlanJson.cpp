@@ -405,8 +405,65 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   // micro-step.
   Array saved;
   int64_t savedBytes = 0;
+  // A pipeline stage's step calls a forward and a backward per
+  // micro-batch (dtc.pipeline_op "F", "B"): what it saves is what its
+  // forwards return to its backwards, held from each forward to the last
+  // backward that reads it, as many micro-batches at once as the schedule
+  // has in flight.
+  int64_t stashPeak = 0;
+  bool pipelined = false;
+  if (!micro) {
+    auto isCall = [](Operation *op, StringRef kind) {
+      auto attr = op->getAttrOfType<StringAttr>("dtc.pipeline_op");
+      return isa<func::CallOp>(op) && attr && attr.getValue() == kind;
+    };
+    Block &body = step.getBody().front();
+    llvm::DenseMap<Operation *, int64_t> position;
+    for (Operation &op : body)
+      position[&op] = int64_t(position.size());
+    // Bytes freed after each op, and the running total.
+    llvm::DenseMap<Operation *, int64_t> freed;
+    int64_t live = 0;
+    for (Operation &op : body) {
+      live -= freed.lookup(&op);
+      if (!isCall(&op, "F"))
+        continue;
+      pipelined = true;
+      auto call = cast<func::CallOp>(op);
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      auto microBatch = call->getAttrOfType<IntegerAttr>("dtc.micro_batch");
+      for (OpResult v : op.getResults()) {
+        Operation *last = nullptr;
+        for (Operation *user : v.getUsers())
+          if (isCall(user, "B") && (!last || position[user] > position[last]))
+            last = user;
+        if (!last)
+          continue;
+        int64_t bytes = memory::byteSize(v.getType());
+        live += bytes;
+        freed[last] += bytes;
+        if (!microBatch || microBatch.getInt() != 0)
+          continue;
+        // One micro-batch's (every chunk's forward of micro-batch 0).
+        savedBytes += bytes;
+        Operation *def = callee ? callee.getBody()
+                                      .front()
+                                      .getTerminator()
+                                      ->getOperand(v.getResultNumber())
+                                      .getDefiningOp()
+                                : nullptr;
+        saved.push_back(Object{
+            {"tensor", def ? def->getName().getStringRef() : "func.call"},
+            {"onnx_node", def ? onnxNodeName(def->getLoc()) : ""},
+            {"bytes", bytes}});
+      }
+      stashPeak = std::max(stashPeak, live);
+    }
+  }
   func::FuncOp forward = micro ? micro : step;
   for (Operation &op : forward.getBody().front().without_terminator()) {
+    if (pipelined)
+      break;
     if (op.hasAttr("dtg.backward") || isa<dtg::ConstantOp, dtg::ReshapeOp>(op))
       continue;
     for (Value v : op.getResults()) {
@@ -431,8 +488,11 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     }
   }
   // The micro-step's arena holds its activations; an inlined micro-step's
-  // share of the step's arena is what it saves.
-  int64_t activations = micro ? arenaOf(micro) : savedBytes;
+  // share of the step's arena is what it saves; a pipeline stage holds its
+  // stash at its fullest.
+  int64_t activations = micro       ? arenaOf(micro)
+                        : pipelined ? stashPeak
+                                    : savedBytes;
   int64_t workspace = std::max<int64_t>(0, arena - activations - gradients);
 
   // Model FLOPs leave out the forward ops that recompute replays (marked

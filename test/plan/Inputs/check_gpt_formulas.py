@@ -17,6 +17,10 @@ the papers, not from dtc's code:
   scalar each (the loss and its token count), of which rank 0 sends 4
   bytes: exactly;
 - the pipeline bubble, (p - 1)/(v m): exactly;
+- with --check-stash (a pipeline, gpipe or 1f1b): the activations stage 0
+  holds at its fullest, the micro-batches in flight times what one saves
+  (REFERENCE.md: 1F1B keeps at most p micro-batches in flight on the first
+  stage, GPipe all m): exactly;
 - with --check-activations (16-bit): the activations one layer saves for
   its backward (plan.json's saved_activations of the nodes /h.1/..., a
   middle layer: its residual sums are the next layer's norm inputs), per
@@ -38,6 +42,7 @@ the papers, not from dtc's code:
 Usage: check_gpt_formulas.py PLAN.json --layers L --hidden H --seq S
            --vocab V [--check-states] [--grad-bytes N --dp-scalars K]
            [--check-activations --heads A [--sequence-parallel]]
+           [--check-stash]
 Prints each figure beside its formula, then OK or FAIL (exit 1)."""
 import argparse
 import json
@@ -55,6 +60,7 @@ def main(argv):
     parser.add_argument("--check-activations", action="store_true")
     parser.add_argument("--heads", type=int)
     parser.add_argument("--sequence-parallel", action="store_true")
+    parser.add_argument("--check-stash", action="store_true")
     args = parser.parse_args(argv[1:])
     with open(args.plan) as f:
         plan = json.load(f)
@@ -135,6 +141,18 @@ def main(argv):
         print(f"bubble fraction {got}, (p - 1)/(v m) = {want}")
         if got != want:
             problems.append("bubble differs")
+
+    if args.check_stash:
+        m = plan["micro_batches"]
+        inflight = {"gpipe": m, "1f1b": min(pp, m)}[plan["schedule"]]
+        mem = rank0["memory_bytes"]
+        want = inflight * mem["saved_activations"]
+        got = mem["activations"]
+        print(f"activations stage 0 holds {got} bytes, {inflight} "
+              f"micro-batches in flight ({plan['schedule']}, p {pp}, m {m}) "
+              f"x {mem['saved_activations']} = {want}")
+        if got != want:
+            problems.append("stage 0's activations differ")
 
     for p in problems:
         print("  " + p)
