@@ -124,6 +124,21 @@ ForwardInfo mlir::dtc::recompute::analyzeForward(func::FuncOp func) {
   return info;
 }
 
+/// A cast to a wider float type (bf16 or f16 to f32): exact, so its result
+/// is recomputed from its 16-bit operand rather than saved beside it. Under
+/// mixed precision a layer's output goes on in 16 bits and in an fp32 copy
+/// for the next LayerNorm; full recompute keeps only the 16-bit one, the
+/// 2 sbh of Korthikanti et al.'s table 2.
+static bool isWideningCast(Operation *op) {
+  auto cast = dyn_cast<dtg::CastOp>(op);
+  if (!cast)
+    return false;
+  auto from = getElementTypeOrSelf(cast->getOperand(0).getType());
+  auto to = getElementTypeOrSelf(cast->getResult(0).getType());
+  return isa<FloatType>(from) && isa<FloatType>(to) &&
+         from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth();
+}
+
 OpSet mlir::dtc::recompute::fullSet(const ForwardInfo &info) {
   OpSet set;
   for (Operation *op : info.ops) {
@@ -135,7 +150,7 @@ OpSet mlir::dtc::recompute::fullSet(const ForwardInfo &info) {
       auto it = info.layer.find(user);
       return it != info.layer.end() && it->second != layer;
     });
-    if (!isOutput)
+    if (!isOutput || isWideningCast(op))
       set.insert(op);
   }
   return set;

@@ -132,3 +132,29 @@ func.func @keeps_inputs(%x: tensor<4x8xf32> {dtg.role = "input"}, %w: tensor<8x8
   %b = dtg.mul %t, %g {dtg.backward} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   return %l, %b : tensor<f32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that full recompute saves a layer's 16-bit output (%a, read by
+// layer /h.1 in 16 bits and through its fp32 copy) and recomputes the fp32
+// copy (%w, a widening cast: exact) in the backward rather than saving it
+// beside the 16-bit one.
+
+// FULL-LABEL: func.func @widening
+// FULL: %[[A:.+]] = dtg.tanh %{{.+}} : tensor<4xbf16>
+// FULL-NEXT: %[[W:.+]] = dtg.cast %[[A]] : tensor<4xbf16> -> tensor<4xf32>
+// FULL: %[[W2:.+]] = dtg.cast %[[A]] {dtg.backward, dtg.recompute} : tensor<4xbf16> -> tensor<4xf32>
+// FULL-NEXT: dtg.mul %{{.+}}, %[[W2]] {dtg.backward}
+// NONE-LABEL: func.func @widening
+// NONE-NOT: dtg.recompute
+func.func @widening(%x: tensor<4xbf16> {dtg.role = "input"}) -> (tensor<f32>, tensor<4xf32>) {
+  %a = dtg.tanh %x : tensor<4xbf16> loc("/h.0/Tanh")
+  %w = dtg.cast %a : tensor<4xbf16> -> tensor<4xf32> loc("/h.0/Cast")
+  %c = dtg.tanh %w : tensor<4xf32> loc("/h.1/Tanh")
+  %e = dtg.tanh %a : tensor<4xbf16> loc("/h.1/Tanh_1")
+  %f = dtg.cast %e : tensor<4xbf16> -> tensor<4xf32> loc("/h.1/Cast")
+  %s = dtg.add %c, %f : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/h.1/Add")
+  %l = dtg.reduce_sum %s {axes = array<i64: 0>, keepdims = false} : tensor<4xf32> -> tensor<f32> loc("/ReduceSum")
+  %g = dtg.mul %s, %w {dtg.backward} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %l, %g : tensor<f32>, tensor<4xf32>
+}

@@ -35,9 +35,8 @@ the papers, not from dtc's code:
   norms run in fp32; Megatron's fused ones take 16-bit inputs), so 4 sbh
   (4 sbh/t) more. Under full recompute (plan.json's recompute mode
   "full") the table's 2 sbh, the layer's 16-bit output that the next layer
-  starts from, and beside it its fp32 copy that the next LayerNorm reads
-  (4 sbh, kept rather than recomputed by that layer): 6 sbh (6 sbh/t with
-  sequence parallelism). Printed tensor by tensor.
+  starts from (the next LayerNorm's fp32 copy of it is recomputed): 2 sbh
+  (2 sbh/t with sequence parallelism). Printed tensor by tensor.
 
 Usage: check_gpt_formulas.py PLAN.json --layers L --hidden H --seq S
            --vocab V [--check-states] [--grad-bytes N --dp-scalars K]
@@ -116,7 +115,7 @@ def main(argv):
         a, b = args.heads, plan["micro_batch"]
         sbh = s * b * h
         if plan["recompute"]["mode"] == "full":
-            want = sbh * 6 / (tp if args.sequence_parallel else 1)
+            want = sbh * 2 / (tp if args.sequence_parallel else 1)
         elif args.sequence_parallel:
             want = sbh * (32 / tp + 2 * a * s / (h * tp) + 4 / tp)
         else:
