@@ -9,6 +9,7 @@
 #include "passes/Memory/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <functional>
@@ -406,10 +407,11 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
   Array saved;
   int64_t savedBytes = 0;
   // A pipeline stage's step calls a forward and a backward per
-  // micro-batch (dtc.pipeline_op "F", "B"): what it saves is what its
-  // forwards return to its backwards, held from each forward to the last
-  // backward that reads it, as many micro-batches at once as the schedule
-  // has in flight.
+  // micro-batch (dtc.pipeline_op "F", "B"): what it saves is what a
+  // backward reads of its forward's inputs (the activation received, the
+  // micro-batch's data) and results, each held from where it is made to
+  // the last backward that reads it, as many micro-batches at once as the
+  // schedule has in flight.
   int64_t stashPeak = 0;
   bool pipelined = false;
   if (!micro) {
@@ -421,42 +423,58 @@ llvm::json::Value mlir::dtc::buildPlanJson(ModuleOp module,
     llvm::DenseMap<Operation *, int64_t> position;
     for (Operation &op : body)
       position[&op] = int64_t(position.size());
-    // Bytes freed after each op, and the running total.
-    llvm::DenseMap<Operation *, int64_t> freed;
-    int64_t live = 0;
+    // Each stashed value and the last backward that reads it.
+    llvm::MapVector<Value, Operation *> stash;
     for (Operation &op : body) {
-      live -= freed.lookup(&op);
       if (!isCall(&op, "F"))
         continue;
       pipelined = true;
-      auto call = cast<func::CallOp>(op);
-      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      auto microBatch = call->getAttrOfType<IntegerAttr>("dtc.micro_batch");
-      for (OpResult v : op.getResults()) {
+      auto callee =
+          module.lookupSymbol<func::FuncOp>(cast<func::CallOp>(op).getCallee());
+      auto microBatch = op.getAttrOfType<IntegerAttr>("dtc.micro_batch");
+      SmallVector<Value> values;
+      for (Value v : op.getOperands())
+        if (Operation *def = v.getDefiningOp();
+            def && !isa<dtg::ConstantOp>(def))
+          values.push_back(v);
+      llvm::append_range(values, op.getResults());
+      for (Value v : values) {
         Operation *last = nullptr;
         for (Operation *user : v.getUsers())
           if (isCall(user, "B") && (!last || position[user] > position[last]))
             last = user;
-        if (!last)
+        if (!last || !stash.insert({v, last}).second)
           continue;
-        int64_t bytes = memory::byteSize(v.getType());
-        live += bytes;
-        freed[last] += bytes;
         if (!microBatch || microBatch.getInt() != 0)
           continue;
-        // One micro-batch's (every chunk's forward of micro-batch 0).
+        // One micro-batch's (every chunk's forward of micro-batch 0),
+        // named by the op that makes it (in the forward, for a result).
+        int64_t bytes = memory::byteSize(v.getType());
         savedBytes += bytes;
-        Operation *def = callee ? callee.getBody()
-                                      .front()
-                                      .getTerminator()
-                                      ->getOperand(v.getResultNumber())
-                                      .getDefiningOp()
-                                : nullptr;
+        Operation *def = v.getDefiningOp();
+        if (def == &op)
+          def = callee ? callee.getBody()
+                             .front()
+                             .getTerminator()
+                             ->getOperand(cast<OpResult>(v).getResultNumber())
+                             .getDefiningOp()
+                       : nullptr;
         saved.push_back(Object{
             {"tensor", def ? def->getName().getStringRef() : "func.call"},
             {"onnx_node", def ? onnxNodeName(def->getLoc()) : ""},
             {"bytes", bytes}});
       }
+    }
+    // Bytes freed at each op, and the running total.
+    llvm::DenseMap<Operation *, int64_t> freed;
+    for (auto [v, last] : stash)
+      freed[last] += memory::byteSize(v.getType());
+    int64_t live = 0;
+    for (Operation &op : body) {
+      live -= freed.lookup(&op);
+      for (Value r : op.getResults())
+        if (stash.count(r))
+          live += memory::byteSize(r.getType());
       stashPeak = std::max(stashPeak, live);
     }
   }
