@@ -13,9 +13,12 @@
 using namespace mlir;
 using namespace mlir::dtc;
 
-bool mlir::dtc::runHostTool(llvm::ArrayRef<std::string> argv,
-                            llvm::StringRef logFile, std::string &log,
-                            llvm::StringRef name) {
+/// Runs `argv` (its first element a program name or path) with its output
+/// in `logFile`. False with `log` set (the program, named `name` when that
+/// is not empty, and the log's first lines) on failure.
+static bool runHostTool(llvm::ArrayRef<std::string> argv,
+                        llvm::StringRef logFile, std::string &log,
+                        llvm::StringRef name = {}) {
   auto program = llvm::sys::findProgramByName(argv.front());
   if (!program) {
     log = "cannot find '" + argv.front() + "'";
@@ -59,11 +62,7 @@ bool mlir::dtc::buildHostProgram(const HostBuild &build, llvm::StringRef source,
   compile.insert(compile.end(), build.compileFlags.begin(),
                  build.compileFlags.end());
   compile.push_back("-c");
-  compile.insert(compile.end(), build.beforeSource.begin(),
-                 build.beforeSource.end());
   compile.push_back(llvm::sys::path::filename(source).str());
-  compile.insert(compile.end(), build.afterSource.begin(),
-                 build.afterSource.end());
   compile.push_back("-o");
   compile.push_back(llvm::sys::path::filename(object).str());
   if (!runHostTool(compile, logFile, log, build.compiler)) {

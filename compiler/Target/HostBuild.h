@@ -24,20 +24,11 @@ struct HostBuild {
   std::string compiler;
   /// The compile's flags; the source follows them.
   std::vector<std::string> compileFlags;
-  /// Put around the source on the compile's command line (the host
-  /// compiler reads a .cu as C++ with {"-xc++"} and {"-xnone"}).
-  std::vector<std::string> beforeSource, afterSource;
   /// The link's flags; the object follows them.
   std::vector<std::string> linkFlags;
   /// Libraries and archives after the object.
   std::vector<std::string> libraries;
 };
-
-/// Runs `argv` (its first element a program name or path) with its output
-/// in `logFile`. False with `log` set (the program, the log's first lines)
-/// on failure, naming the program `name` when it is not empty.
-bool runHostTool(llvm::ArrayRef<std::string> argv, llvm::StringRef logFile,
-                 std::string &log, llvm::StringRef name = {});
 
 /// Compiles `source` to an object beside it (in the source's folder, under
 /// ccache when it is on PATH), links

@@ -365,6 +365,11 @@ private:
 };
 } // namespace
 
+/// A buffer as planned: its size rounded up to the plan's alignment.
+static int64_t plannedBytes(Value value) {
+  return (memory::byteSize(value.getType()) + 63) / 64 * 64;
+}
+
 LogicalResult FunctionEmitter::emit(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -455,9 +460,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     table.push_back(range.end);
   }
   std::string liveTable = decls.array(table);
-  // The arena the function's own buffers span, as planned (each rounded up
-  // to the plan's alignment): checked against the arena and recorded as
-  // its high-water mark once, on entry, rather than buffer by buffer.
+  // The arena the function's own buffers span, as planned: checked against the
+  // arena and recorded as its high-water mark once, on entry, rather than
+  // buffer by buffer.
   if (!cuda()) {
     int64_t extent = 0;
     for (Operation &op : body.without_terminator()) {
@@ -466,9 +471,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
         continue;
       for (auto [r, result] : llvm::enumerate(op.getResults()))
         if (!direct.count(result) && offsets[r] >= 0)
-          extent = std::max(
-              extent,
-              offsets[r] + (memory::byteSize(result.getType()) + 63) / 64 * 64);
+          extent = std::max(extent, offsets[r] + plannedBytes(result));
     }
     if (extent > 0)
       os << "  dtcrt_arena_note(ctx, base, " << extent << ");\n";
@@ -539,13 +542,11 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       if (offset < 0)
         return op.emitError("the CPU target needs planned memory (run "
                             "dtc-plan-memory first)");
-      // The buffer as planned: its size rounded up to the plan's alignment.
-      int64_t bytes = (memory::byteSize(result.getType()) + 63) / 64 * 64;
       os << "  " << cTypeOf(result) << " *" << name << " = reinterpret_cast<"
          << cTypeOf(result) << " *>(arena + " << offset << ");\n";
       if (cuda())
-        os << "  dtcrt_arena_note(ctx, base + " << offset << ", " << bytes
-           << ");\n";
+        os << "  dtcrt_arena_note(ctx, base + " << offset << ", "
+           << plannedBytes(result) << ");\n";
     }
     // A collective is known by what it carries where dtc said so (a
     // gradient bucket, a ZeRO-3 gather), else by its ONNX node or op.

@@ -187,11 +187,10 @@ public:
     HostBuild build;
     if (options.emulation) {
       build.compiler = DTC_HOST_CXX;
-      build.compileFlags = {"-std=c++17", "-O2", "-ffp-contract=off", "-w",
-                            "-DDTCG_EMULATION"};
-      // The host compiler reads the .cu as C++.
-      build.beforeSource = {"-xc++"};
-      build.afterSource = {"-xnone"};
+      // -xc++: the host compiler reads the .cu as C++.
+      build.compileFlags = {"-std=c++17",        "-O2",
+                            "-ffp-contract=off", "-w",
+                            "-DDTCG_EMULATION",  "-xc++"};
     } else {
       build.compiler = options.nvcc;
       build.compileFlags = {"-std=c++17",
