@@ -112,10 +112,15 @@ protected:
     if (eval)
       emitWrapper("evalStep", "eval_step", true);
     os << "static void stateToHost(void *const *args) {\n"
-       << "  program().stateToHost(args);\n}\n\n";
+       << "  program().stateToHost(args);\n}\n\n"
+       << "static void finishStep() { program().finish(); }\n\n"
+       << "static void stageInputs(void *const *args) {\n"
+       << "  program().stageInputs(args);\n}\n\n";
   }
 
-  std::string extraModelFields() const override { return ", stateToHost"; }
+  std::string extraModelFields() const override {
+    return ", stateToHost, finishStep, stageInputs";
+  }
 
   /// OUTDIR/CMakeLists.txt: builds the same program elsewhere (a GPU host
   /// without dtc's other dependencies) from train.cu and dtc's runtime

@@ -139,6 +139,15 @@ typedef struct dtcrt_model_desc {
      runtime is about to read them: checkpoints, --save-onnx. NULL: the step
      works on the host buffers themselves. */
   void (*state_to_host)(void *const *args);
+  /* Optional (NULL: `step` returns when the step is done). A program whose
+     training step runs on a device (the CUDA target) may return from `step`
+     once the step is queued; `finish_step` waits for it and writes its
+     results. In between, the runtime may fill the next step's inputs (role
+     "input") into the argument buffers and pass them to `stage_inputs`,
+     which copies them (to the device, while the step runs): the next
+     `step` then takes its inputs from there, not from `args`. */
+  void (*finish_step)(void);
+  void (*stage_inputs)(void *const *args);
 } dtcrt_model_desc;
 
 /* Mesh axes as mask bits: a collective's group is the ranks that differ

@@ -116,6 +116,8 @@ extern "C" int dtcrt_forward_main(int argc, char **argv,
   ctx.arena = base;
   ctx.arena_bytes = model->arena_bytes;
   model->step(argPtrs.data(), resultPtrs.data(), &ctx);
+  if (model->finish_step)
+    model->finish_step();
   if (!createFolders(outDir, error))
     return fail(error);
   for (int i = 0; i < model->num_results; ++i) {

@@ -94,6 +94,9 @@ private:
   JsonlLog log;
   /// Steps completed, and samples taken from the data stream.
   int64_t step = 0, position = 0;
+  /// The data position whose batch the program already holds (staged
+  /// during the previous step), or -1.
+  int64_t stagedPosition = -1;
   int64_t lastCheckpoint = -1;
   /// The step this run started after (0, or the resumed checkpoint's).
   int64_t firstStep = 0;
@@ -561,9 +564,10 @@ static std::string metricJson(const TensorInfo &t, double v) {
 bool Trainer::trainStep(std::string &error) {
   int64_t g = model.globalBatch;
   // This data-parallel rank's share of the global batch.
-  if (data)
+  if (data && stagedPosition != position)
     data->fill(position + dpRank * model.localBatch, model.localBatch,
                inputBuffers());
+  stagedPosition = -1;
   int64_t bytesBefore[8];
   double waitBefore[8];
   for (int m = 0; m < 8; ++m)
@@ -579,6 +583,20 @@ bool Trainer::trainStep(std::string &error) {
   auto start = std::chrono::steady_clock::now();
   timelineStartStep();
   desc->step(argPointers.data(), resultPointers.data(), &ctx);
+  if (desc->finish_step) {
+    // The step runs on a device: fill the next batch and have it copied
+    // meanwhile, then wait.
+    if (data && desc->stage_inputs && step + 1 < options.steps) {
+      int64_t next = data->numSamples() > 0
+                         ? (position + g) % data->numSamples()
+                         : position + g;
+      data->fill(next + dpRank * model.localBatch, model.localBatch,
+                 inputBuffers());
+      desc->stage_inputs(argPointers.data());
+      stagedPosition = next;
+    }
+    desc->finish_step();
+  }
   traceEndStep();
   // A pipeline stage's last sends may still be on their way.
   if (model.meshSizes[0] > 1 && !mesh->group(DTCRT_AXIS_PP).flush(error))
