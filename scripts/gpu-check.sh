@@ -6,8 +6,8 @@
 #                                      # with the CPU target's trajectories
 #   scripts/gpu-check.sh run DIR OUT   # on the GPU machine
 #
-# Cases: the MLP (AdamW), GPT (SGD, AdamW) and CNN (SGD) examples in fp32
-# and bf16. On
+# Cases: the MLP (AdamW), GPT (SGD, AdamW; gptt: with the tanh GELU) and
+# CNN (SGD) examples in fp32 and bf16. On
 # the GPU each trains 20 steps; its losses are compared with the CPU
 # target's (fp32 within 1e-5 relative, bf16 within 2e-2); compute-sanitizer
 # (memcheck, and racecheck/synccheck on the MLP) runs 2 steps of each fp32
@@ -17,12 +17,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=$1
 DIR=$(realpath -m "$2")
 
-cases="mlp-adamw-fp32 gpt-sgd-fp32 gpt-adamw-fp32 cnn-sgd-fp32 mlp-adamw-bf16 gpt-adamw-bf16 cnn-sgd-bf16"
+cases="mlp-adamw-fp32 gpt-sgd-fp32 gpt-adamw-fp32 gptt-adamw-fp32 cnn-sgd-fp32 mlp-adamw-bf16 gpt-adamw-bf16 gptt-adamw-bf16 cnn-sgd-bf16"
 
 data_of() {
   case $1 in
     mlp) echo "x=$DIR/mlp/train/x.npy,y=$DIR/mlp/train/y.npy" ;;
-    gpt) echo "tokens=$DIR/gpt/train/tokens.npy,targets=$DIR/gpt/train/targets.npy" ;;
+    gpt*) echo "tokens=$DIR/$1/train/tokens.npy,targets=$DIR/$1/train/targets.npy" ;;
     cnn) echo "images=$DIR/cnn/train/images.npy,labels=$DIR/cnn/train/labels.npy" ;;
   esac
 }
@@ -35,6 +35,9 @@ if [ "$mode" = prepare ]; then
     /usr/bin/python3 "$ROOT/examples/$m/make_example.py" --out "$DIR/$m" \
       --training --train-data 64 > /dev/null
   done
+  # gptt: the GPT with GPT-2's tanh GELU (cuBLASLt's GELU_AUX_BIAS epilogue).
+  /usr/bin/python3 "$ROOT/examples/gpt/make_example.py" --out "$DIR/gptt" \
+    --training --train-data 64 --gelu tanh > /dev/null
   for c in $cases; do
     IFS=- read -r m opt prec <<< "$c"
     case $opt in

@@ -26,11 +26,14 @@ from model import GPT, GPTConfig  # noqa: E402
 DEFAULT_SIZES = dict(vocab=64, seq=16, hidden=32, heads=8, layers=8)
 
 
-def configure(**sizes):
+def configure(gelu="none", **sizes):
     """Sets the model's sizes (CONFIG, which the model, the export's data and
-    the training data all read) from DEFAULT_SIZES updated with `sizes`;
-    raises ValueError on sizes the GPT cannot take."""
+    the training data all read) from DEFAULT_SIZES updated with `sizes`, and
+    its GELU ("none": exact, or "tanh"); raises ValueError on sizes the GPT
+    cannot take."""
     global CONFIG
+    if gelu not in ("none", "tanh"):
+        raise ValueError("--gelu must be none or tanh, got %r" % gelu)
     unknown = set(sizes) - set(DEFAULT_SIZES)
     if unknown:
         raise ValueError("unknown size %s (one of %s)" % (
@@ -45,7 +48,7 @@ def configure(**sizes):
                          (sizes["heads"], sizes["hidden"]))
     CONFIG = GPTConfig(vocab_size=sizes["vocab"], block_size=sizes["seq"],
                        n_layer=sizes["layers"], n_head=sizes["heads"],
-                       n_embd=sizes["hidden"], dropout=0.0)
+                       n_embd=sizes["hidden"], dropout=0.0, gelu=gelu)
 
 
 CONFIG = None
@@ -63,6 +66,9 @@ def _size_parser():
         group.add_argument("--" + name, type=int, default=default,
                            metavar="N", help="%s (default %d)" %
                            (helps[name], default))
+    group.add_argument("--gelu", choices=["none", "tanh"], default="none",
+                       help="the MLP's GELU: exact (none, the default) or "
+                       "tanh-approximated (GPT-2's)")
     return parser
 
 

@@ -11,7 +11,7 @@ class GPTConfig:
     """Sizes of the decoder; the defaults are the example's tiny model."""
 
     def __init__(self, vocab_size=64, block_size=16, n_layer=8, n_head=8,
-                 n_embd=32, dropout=0.0):
+                 n_embd=32, dropout=0.0, gelu="none"):
         assert n_embd % n_head == 0
         self.vocab_size = vocab_size
         self.block_size = block_size
@@ -19,6 +19,9 @@ class GPTConfig:
         self.n_head = n_head
         self.n_embd = n_embd
         self.dropout = dropout
+        #: nn.GELU's `approximate`: "none" (exact, the default) or "tanh"
+        #: (GPT-2's).
+        self.gelu = gelu
 
 
 class CausalSelfAttention(nn.Module):
@@ -53,12 +56,13 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """The block's feed-forward part: 4x expansion with exact GELU."""
+    """The block's feed-forward part: 4x expansion with GELU (exact unless
+    the config asks for the tanh approximation)."""
 
     def __init__(self, config):
         super().__init__()
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
-        self.gelu = nn.GELU()
+        self.gelu = nn.GELU(approximate=config.gelu)
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd)
         self.dropout = nn.Dropout(config.dropout)
 

@@ -118,12 +118,15 @@ def prepare(args):
                 shutil.copy2(path, os.path.join(args.out, "lib"))
 
 
-def time_dtc(folder, lib, steps, profile=None):
+def time_dtc(folder, lib, steps, profile=None, sync=False):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = ":".join(
         [lib, wheel_lib_dirs(), env.get("LD_LIBRARY_PATH", "")])
     if profile:
         env["DTCG_PROFILE"] = profile
+    if sync:
+        # Every step waited for before the next batch is read and copied.
+        env["DTCG_SYNC_STEPS"] = "1"
     log = os.path.join(folder, "cuda", "speed.jsonl")
     data = ",".join("%s=%s" % (n, os.path.join(folder, "train", n + ".npy"))
                     for n in ("tokens", "targets"))
@@ -188,13 +191,16 @@ def run_cases(args):
             # The profile's events cost time: timed in a run of its own.
             time_dtc(folder, lib, 10, profile)
         dtc_s, _ = time_dtc(folder, lib, args.steps)
+        sync_s, _ = time_dtc(folder, lib, args.steps, sync=True)
         eager_s, params, device = time_torch(sizes, batch, args.steps, False)
         compile_s, _, _ = time_torch(sizes, batch, args.steps, True)
         mfu = 6.0 * params * tokens / dtc_s / (args.peak_tflops * 1e12)
-        line = ("%s  params %d  tokens/s: dtc %.0f  eager %.0f  compile %.0f"
+        line = ("%s  params %d  tokens/s: dtc %.0f (synchronous steps %.0f)"
+                "  eager %.0f  compile %.0f"
                 "  dtc/eager %.2f  dtc/compile %.2f  dtc MFU %.2f%% (%s, fp32 "
                 "peak %.0f TFLOP/s)" % (
-                    name, params, tokens / dtc_s, tokens / eager_s,
+                    name, params, tokens / dtc_s, tokens / sync_s,
+                    tokens / eager_s,
                     tokens / compile_s, eager_s / dtc_s, compile_s / dtc_s,
                     100 * mfu, device, args.peak_tflops))
         print(line, flush=True)

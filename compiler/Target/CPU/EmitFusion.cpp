@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -48,6 +49,10 @@ int reduceOpOf(Operation *r) {
 }
 
 constexpr int64_t kParallelThreshold = 1 << 14;
+
+/// Elements a CUDA elementwise kernel's thread moves as one access
+/// (dtcg::Vec): 16 bytes of 32-bit elements.
+constexpr int64_t kVector = 4;
 
 /// Results of a column reduction (last dimension kept) one task accumulates
 /// at once.
@@ -238,6 +243,12 @@ private:
       function_ref<LogicalResult(ArrayRef<std::string>, StringRef)> emitUpdates,
       function_ref<LogicalResult(StringRef)> emitResults);
   LogicalResult emitGemm(llvm::raw_ostream &os);
+  /// CUDA: how many leading ops of a gemm kernel's `epilogue` cuBLASLt
+  /// applies (0, or a bias add, possibly followed by a ReLU or the tanh
+  /// GELU), with the matmulView argument that asks for them and the output
+  /// its GELU input goes to.
+  size_t matchLtEpilogue(Value product, ArrayRef<Operation *> epilogue,
+                         std::string &arg, std::optional<unsigned> &auxOutput);
 
   std::string fresh() { return "t" + std::to_string(counter++); }
 
@@ -443,21 +454,51 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   SmallVector<std::string> vars;
   for (size_t d = 0; d < dims.size(); ++d)
     vars.push_back("i" + std::to_string(d));
-  // CUDA: one thread per element of a grid-stride loop, in a kernel of
-  // its own; `hostOs` gets the launch.
+  // CUDA: vectorized when the innermost dimension takes whole vectors and
+  // every access along it is contiguous from a vector boundary (or
+  // broadcast): each thread then moves kVector elements as one access.
+  int64_t total = numel(space);
+  bool vector = e.cuda() && !dims.empty() && dims.back() % kVector == 0;
+  for (auto &[v, source] : sources) {
+    if (!vector || !llvm::any_of(v.getUsers(), [&](Operation *user) {
+          return llvm::is_contained(ops, user);
+        }))
+      continue;
+    ArrayRef<int64_t> strides = source.strides;
+    vector = strides.back() == 0 ||
+             (strides.back() == 1 && source.offset % kVector == 0 &&
+              llvm::all_of(strides.drop_back(), [](int64_t stride) {
+                return stride % kVector == 0;
+              }));
+  }
+  // CUDA: one thread per element (or vector) of a grid-stride loop, in a
+  // kernel of its own; `hostOs` gets the launch.
   llvm::raw_ostream &hostOs = os;
   std::string kernel;
   if (e.cuda()) {
     kernel = openKernel();
-    int64_t total = numel(space);
-    kernels << "  DTCG_GRID_STRIDE_AS(" << idx << ", flat, " << total << ") {\n"
+    int64_t slots = vector ? total / kVector : total;
+    kernels << "  DTCG_GRID_STRIDE_AS(" << idx << ", flat, " << slots << ") {\n"
             << "    " << idx << " rest = flat;\n    (void)rest;\n";
-    for (size_t d = dims.size(); d-- > 0;)
-      kernels << "    const " << idx << " " << vars[d] << " = rest % "
-              << dims[d] << ";\n    rest /= " << dims[d] << ";\n";
-    hostOs << launch(kernel, "dtcg::gridFor(" + std::to_string(total) + ")",
+    for (size_t d = dims.size(); d-- > 0;) {
+      int64_t size = dims[d];
+      if (vector && d + 1 == dims.size()) {
+        size /= kVector;
+        kernels << "    const " << idx << " " << vars[d] << " = rest % " << size
+                << " * " << kVector << ";\n    rest /= " << size << ";\n";
+        continue;
+      }
+      kernels << "    const " << idx << " " << vars[d] << " = rest % " << size
+              << ";\n    rest /= " << size << ";\n";
+    }
+    hostOs << launch(kernel, "dtcg::gridFor(" + std::to_string(slots) + ")",
                      "dtcg::kBlock");
   }
+  // Vectorized: loads and the outputs' vectors stand before the loop over
+  // a vector's lanes (bodyOs), stores after it.
+  std::string vectorHead, vectorTail;
+  llvm::raw_string_ostream headOs(vectorHead), tailOs(vectorTail);
+  auto vecOf = [&](Value v) { return "dtcg::Vec<" + e.cTypeOf(v) + ">"; };
   llvm::raw_ostream &loopOs = e.cuda() ? kernels : os;
   if (!e.cuda()) {
     if (numel(space) >= kParallelThreshold && !dims.empty())
@@ -483,19 +524,31 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
         continue;
       }
       std::string name = fresh();
+      std::string pointer, index;
+      bool broadcast = false;
       if (operand == preloaded) {
-        bodyOs << "    const " << e.cTypeOf(operand) << " " << name << " = "
-               << preloadedPointer << "[" << indexExpr(0, merged.back(), vars)
-               << "];\n";
+        pointer = preloadedPointer;
+        index = indexExpr(0, merged.back(), vars);
       } else {
         auto it = sources.find(operand);
         if (it == sources.end())
           return op.emitError("the CPU target cannot place a value of this "
                               "kernel");
-        bodyOs << "    const " << e.cTypeOf(operand) << " " << name << " = "
-               << it->second.pointer << "["
-               << indexExpr(it->second.offset, it->second.strides, vars)
-               << "];\n";
+        pointer = it->second.pointer;
+        index = indexExpr(it->second.offset, it->second.strides, vars);
+        broadcast = it->second.strides.back() == 0;
+      }
+      std::string type = e.cTypeOf(operand);
+      if (!vector || broadcast) {
+        (vector ? headOs : bodyOs)
+            << "    const " << type << " " << name << " = " << pointer << "["
+            << index << "];\n";
+      } else {
+        headOs << "    const " << vecOf(operand) << " v" << name
+               << " = *reinterpret_cast<const " << vecOf(operand) << " *>(&"
+               << pointer << "[" << index << "]);\n";
+        bodyOs << "    const " << type << " " << name << " = v" << name
+               << ".v[lane];\n";
       }
       names[operand] = name;
       args.push_back(name);
@@ -521,10 +574,23 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
       continue;
     if (dimsOf(v) != space)
       continue;
-    bodyOs << "    out" << number << "[" << indexExpr(0, merged.back(), vars)
-           << "] = " << names[v] << ";\n";
+    std::string at = indexExpr(0, merged.back(), vars);
+    if (!vector) {
+      bodyOs << "    out" << number << "[" << at << "] = " << names[v] << ";\n";
+      continue;
+    }
+    headOs << "    " << vecOf(v) << " vout" << number << ";\n";
+    bodyOs << "    vout" << number << ".v[lane] = " << names[v] << ";\n";
+    tailOs << "    *reinterpret_cast<" << vecOf(v) << " *>(&out" << number
+           << "[" << at << "]) = vout" << number << ";\n";
   }
-  loopOs << text << "  }\n";
+  if (vector)
+    loopOs << vectorHead << "    #pragma unroll\n"
+           << "    for (int lane = 0; lane < " << kVector << "; ++lane) {\n"
+           << text << "    }\n"
+           << vectorTail << "  }\n";
+  else
+    loopOs << text << "  }\n";
   if (e.cuda())
     kernels << "  }\n}\n\n";
   sources = std::move(saved);
@@ -913,6 +979,57 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
   return success();
 }
 
+size_t FusionPrinter::matchLtEpilogue(Value product,
+                                      ArrayRef<Operation *> epilogue,
+                                      std::string &arg,
+                                      std::optional<unsigned> &auxOutput) {
+  // The product feeds only `add(product, bias)`, bias being an input of the
+  // product's type read along the last dimension only.
+  if (epilogue.empty() || !product.hasOneUse() || outputOf.count(product))
+    return 0;
+  auto add = dyn_cast<dtg::AddOp>(epilogue.front());
+  if (!add || *product.getUsers().begin() != add)
+    return 0;
+  Value bias = add.getLhs() == product ? add.getRhs() : add.getLhs();
+  auto source = sources.find(bias);
+  ArrayRef<int64_t> sy = dimsOf(product);
+  if (bias == product || source == sources.end() ||
+      cast<RankedTensorType>(bias.getType()).getElementType() !=
+          cast<RankedTensorType>(product.getType()).getElementType())
+    return 0;
+  SmallVector<int64_t> strides =
+      broadcastTo(dimsOf(bias), source->second.strides, sy);
+  for (size_t d = 0; d < strides.size(); ++d)
+    if (strides[d] != (d + 1 == strides.size() ? 1 : 0))
+      return 0;
+  std::string kind = "Bias", aux = "nullptr";
+  size_t fused = 1;
+  Value sum = add.getResult();
+  if (epilogue.size() > 1 && epilogue[1]->getOperand(0) == sum &&
+      llvm::all_of(sum.getUsers(), [&](Operation *user) {
+        return user == epilogue[1] || isa<dtg::YieldOp>(user);
+      })) {
+    auto gelu = dyn_cast<dtg::GeluOp>(epilogue[1]);
+    // ReLU without an aux (cuBLASLt's keeps a bit mask, not the values).
+    if (isa<dtg::ReluOp>(epilogue[1]) && !outputOf.count(sum)) {
+      kind = "ReluBias";
+      fused = 2;
+    } else if (gelu && gelu.getApproximate()) {
+      kind = "GeluBias";
+      fused = 2;
+      if (auto it = outputOf.find(sum); it != outputOf.end()) {
+        auxOutput = it->second;
+        aux = "out" + std::to_string(it->second);
+      }
+    }
+  }
+  std::string type = e.cTypeOf(product);
+  arg = ", dtcg::Epilogue<" + type + ">{dtcg::EpilogueKind::" + kind + ", " +
+        source->second.pointer + " + " + std::to_string(source->second.offset) +
+        ", " + aux + "}";
+  return fused;
+}
+
 LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
   dtg::MatMulOp matmul;
   SmallVector<Operation *> epilogue;
@@ -959,14 +1076,25 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
   if (failed(va) || failed(vb))
     return failure();
   std::string type = e.cTypeOf(result);
-  // Where the product goes: its own output, an output of its type, or a
-  // scratch buffer.
+  // CUDA: a leading bias add, with the ReLU or tanh GELU after it, is
+  // cuBLASLt's epilogue; the rest of the epilogue reads its result.
+  std::string epilogueArg;
+  std::optional<unsigned> auxOutput;
+  if (e.cuda()) {
+    size_t fused = matchLtEpilogue(result, epilogue, epilogueArg, auxOutput);
+    if (fused > 0) {
+      result = epilogue[fused - 1]->getResult(0);
+      epilogue.erase(epilogue.begin(), epilogue.begin() + fused);
+    }
+  }
+  // Where the product goes: its own output, an output of its type (not the
+  // epilogue's aux), or a scratch buffer.
   std::string target;
   if (auto it = outputOf.find(result); it != outputOf.end()) {
     target = "out" + std::to_string(it->second);
   } else {
     for (auto &[v, number] : outputOf)
-      if (v.getType() == result.getType() &&
+      if (v.getType() == result.getType() && number != auxOutput &&
           (target.empty() || number < unsigned(std::stoi(target.substr(3)))))
         target = "out" + std::to_string(number);
   }
@@ -988,7 +1116,7 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
   os << "  static constexpr " << lib << "::MatrixView vb = " << *vb << ";\n";
   os << "  " << lib << "::matmulView(" << e.shapeOf(sy) << ", "
      << dimsOf(matmul.getLhs()).back() << ", " << pa << ", va, " << pb
-     << ", vb, " << target << ");\n";
+     << ", vb, " << target << epilogueArg << ");\n";
   if (epilogue.empty())
     return success();
   preloadedPointer = target;

@@ -120,9 +120,10 @@ inline void *deviceScratch(size_t bytes) {
 /// A device buffer of at least `bytes` that grows as needed, reused by
 /// every call on the stream (which runs them in order): slot 0 holds
 /// im2col's columns, slot 1 the float sums of a 16-bit gradient, slots 2
-/// and 3 a batched product's packed operands, slot 4 cuDNN's workspace.
+/// and 3 a batched product's packed operands, slot 4 cuDNN's workspace,
+/// slot 5 a 16-bit product's float values before its epilogue.
 inline void *growingScratch(size_t bytes, int slot = 0) {
-  static std::array<std::pair<void *, size_t>, 5> buffers{};
+  static std::array<std::pair<void *, size_t>, 6> buffers{};
   auto &[p, size] = buffers.at(size_t(slot));
   if (bytes > size) {
     if (p) {
@@ -134,6 +135,10 @@ inline void *growingScratch(size_t bytes, int slot = 0) {
   }
   return p;
 }
+
+/// Four elements that a vectorized elementwise kernel moves as one access
+/// (16 bytes of 32-bit elements; generated code checks the alignment).
+template <typename T> struct alignas(4 * sizeof(T)) Vec { T v[4]; };
 
 /// Threads per block of the library's kernels.
 constexpr unsigned kBlock = 256;
@@ -309,26 +314,50 @@ template <> constexpr GemmType gemmTypeOf<dtck::bf16>() {
 }
 template <> constexpr GemmType gemmTypeOf<dtck::f16>() { return GemmType::F16; }
 
+/// What a product applies to its [m, n] result before storing it, as
+/// cuBLASLt's epilogues do (in float, rounded once): `bias` ([n], the
+/// result's type, broadcast over rows and batches) added, then ReLU or the
+/// tanh-approximated GELU. `aux`, when set (GeluBias only), receives the
+/// values before the GELU (product + bias), laid out as the result.
+enum class EpilogueKind { None, Bias, ReluBias, GeluBias };
+template <typename Y> struct Epilogue {
+  EpilogueKind kind = EpilogueKind::None;
+  const Y *bias = nullptr;
+  Y *aux = nullptr;
+  const char *name() const {
+    return kind == EpilogueKind::Bias       ? "cublasLt matmul+bias"
+           : kind == EpilogueKind::ReluBias ? "cublasLt matmul+bias+relu"
+           : kind == EpilogueKind::GeluBias ? "cublasLt matmul+bias+gelu"
+                                            : "cublasLt matmul";
+  }
+};
+
 /// Row-major strided batched product: for each b < batch,
 /// y_b[m, n] = alpha * op(a_b) op(b_b) + beta * y_b, where op(x) is x or its
 /// transpose, a_b = a + b * strideA (rows of lda elements), and so on; fp32
 /// accumulation. y_b is contiguous (ldy = n); its type Y is T or float (a
-/// 16-bit product kept in float, as dtck's kernels keep it).
+/// 16-bit product kept in float, as dtck's kernels keep it). `ep` (with
+/// beta 0 only) is applied to every y_b, its aux at y_b's offsets, where
+/// cuBLASLt can; where it cannot (the emulation never does) nothing is
+/// done and the result is false: the caller computes the plain product and
+/// applies the epilogue itself (Kernels.h: gemmWithEpilogue).
 template <typename T, typename Y = T>
-void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
                  const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
-                 int64_t strideY, int64_t batch);
+                 int64_t strideY, int64_t batch, Epilogue<Y> ep = {});
 
 #ifdef DTCG_EMULATION
 /// The emulation's cuBLASLt: oneDNN's sgemm on the host, the library the
 /// CPU target's products call (16-bit operands widened to float first, the
 /// result rounded once), so emulated and CPU programs sum alike.
 template <typename T, typename Y>
-void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
                  const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
-                 int64_t strideY, int64_t batch) {
+                 int64_t strideY, int64_t batch, Epilogue<Y> ep) {
+  if (ep.kind != EpilogueKind::None)
+    return false;
   if (kernelMark())
     kernelMark()("cublasLt matmul");
   auto widen = [](const auto *x, int64_t count, std::vector<float> &buffer) {
@@ -371,6 +400,7 @@ void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
       for (int64_t i = 0; i < m * n; ++i)
         yb[i] = Y(yf[i]);
   }
+  return true;
 }
 #else
 inline cublasLtHandle_t ltHandle() {
@@ -407,10 +437,29 @@ struct LtPlan {
   cublasLtMatmulAlgo_t algo;
 };
 
+/// cuBLASLt's epilogue for `kind` (with `aux`: GELU_AUX_BIAS).
+inline cublasLtEpilogue_t ltEpilogue(EpilogueKind kind, bool aux) {
+  switch (kind) {
+  case EpilogueKind::None:
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  case EpilogueKind::Bias:
+    return CUBLASLT_EPILOGUE_BIAS;
+  case EpilogueKind::ReluBias:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case EpilogueKind::GeluBias:
+    return aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/// The plan of a product; with an epilogue other than the default, `found`
+/// is false when cuBLASLt has no algorithm for it (the caller applies the
+/// epilogue itself), where a plain product without one is fatal.
 inline LtPlan makeLtPlan(cudaDataType_t type, cudaDataType_t outType,
                          bool transA, bool transB, int64_t m, int64_t n,
                          int64_t k, int64_t lda, int64_t strideA, int64_t ldb,
-                         int64_t strideB, int64_t strideY, int64_t batch) {
+                         int64_t strideB, int64_t strideY, int64_t batch,
+                         cublasLtEpilogue_t epilogue, bool &found) {
   // Row-major y = op(a) op(b) is column-major y^T = op(b)^T op(a)^T:
   // cuBLASLt computes (n x m) = op'(b) (n x k) times op'(a) (k x m).
   LtPlan p;
@@ -431,6 +480,33 @@ inline LtPlan makeLtPlan(cudaDataType_t type, cudaDataType_t outType,
                                      transA ? k : m, lda),
           "layout");
   checkLt(cublasLtMatrixLayoutCreate(&p.ly, outType, n, m, n), "layout");
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    checkLt(cublasLtMatmulDescSetAttribute(p.desc,
+                                           CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                           &epilogue, sizeof(epilogue)),
+            "epilogue");
+    // The bias (and the GELU's input kept for the backward) in the
+    // result's type.
+    checkLt(cublasLtMatmulDescSetAttribute(p.desc,
+                                           CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                           &outType, sizeof(outType)),
+            "bias type");
+    if (epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS) {
+      int64_t ld = n;
+      checkLt(
+          cublasLtMatmulDescSetAttribute(
+              p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)),
+          "epilogue aux leading dimension");
+      checkLt(cublasLtMatmulDescSetAttribute(
+                  p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
+                  &strideY, sizeof(strideY)),
+              "epilogue aux batch stride");
+      checkLt(cublasLtMatmulDescSetAttribute(
+                  p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &outType,
+                  sizeof(outType)),
+              "epilogue aux type");
+    }
+  }
   int32_t count = int32_t(batch);
   for (auto [layout, stride] :
        {std::pair{p.lb, strideB}, std::pair{p.la, strideA},
@@ -453,25 +529,25 @@ inline LtPlan makeLtPlan(cudaDataType_t type, cudaDataType_t outType,
               sizeof(workspaceBytes)),
           "workspace preference");
   cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  checkLt(cublasLtMatmulAlgoGetHeuristic(ltHandle(), p.desc, p.lb, p.la, p.ly,
-                                         p.ly, pref, 1, &heuristic, &found),
-          "algorithm search");
+  int algorithms = 0;
+  cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(ltHandle(), p.desc, p.lb, p.la, p.ly, p.ly,
+                                     pref, 1, &heuristic, &algorithms);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (found == 0)
+  found = status == CUBLAS_STATUS_SUCCESS && algorithms > 0;
+  if (!found && epilogue == CUBLASLT_EPILOGUE_DEFAULT)
     fatal("cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
-          std::to_string(n) + "x" + std::to_string(k) + " product");
+          std::to_string(n) + "x" + std::to_string(k) + " product (status " +
+          std::to_string(int(status)) + ")");
   p.algo = heuristic.algo;
   return p;
 }
 
 template <typename T, typename Y>
-void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
                  const T *b, int64_t ldb, int64_t strideB, float beta, Y *y,
-                 int64_t strideY, int64_t batch) {
-  if (kernelMark())
-    kernelMark()("cublasLt matmul");
+                 int64_t strideY, int64_t batch, Epilogue<Y> ep) {
   auto typeOf = [](GemmType t) {
     return t == GemmType::F32 ? CUDA_R_32F
            : t == GemmType::BF16 ? CUDA_R_16BF
@@ -481,24 +557,68 @@ void gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   cudaDataType_t outType = typeOf(gemmTypeOf<Y>());
   // Plans by everything they depend on: a step's products repeat every
   // step (and every layer), and a plan takes longer to make than to run.
-  using Key = std::array<int64_t, 13>;
-  static std::map<Key, LtPlan> plans;
-  Key key = {int64_t(type), int64_t(outType), transA, transB,  m,       n,    k,
-             lda,           strideA,          ldb,    strideB, strideY, batch};
+  // cuBLASLt reads the bias and writes the aux 16-byte aligned, the aux in
+  // rows of a multiple of 8 elements; otherwise (or with beta) the
+  // epilogue runs as a kernel of its own after the product.
+  auto aligned = [](const void *p) { return uintptr_t(p) % 16 == 0; };
+  bool fuse = ep.kind != EpilogueKind::None && beta == 0.0f &&
+              aligned(ep.bias) &&
+              (!ep.aux || (aligned(ep.aux) && n % 8 == 0 && strideY % 8 == 0));
+  if (ep.kind != EpilogueKind::None && !fuse)
+    return false;
+  cublasLtEpilogue_t epilogue =
+      fuse ? ltEpilogue(ep.kind, ep.aux != nullptr) : CUBLASLT_EPILOGUE_DEFAULT;
+  // Plans by everything they depend on: a step's products repeat every
+  // step (and every layer), and a plan takes longer to make than to run.
+  using Key = std::array<int64_t, 14>;
+  static std::map<Key, std::pair<LtPlan, bool>> plans;
+  Key key = {int64_t(type),
+             int64_t(outType),
+             transA,
+             transB,
+             m,
+             n,
+             k,
+             lda,
+             strideA,
+             ldb,
+             strideB,
+             strideY,
+             batch,
+             int64_t(epilogue)};
   auto it = plans.find(key);
-  if (it == plans.end())
-    it = plans
-             .emplace(key,
-                      makeLtPlan(type, outType, transA, transB, m, n, k, lda,
-                                 strideA, ldb, strideB, strideY, batch))
-             .first;
-  const LtPlan &p = it->second;
-  size_t workspaceBytes = 0;
-  void *workspace = ltWorkspace(workspaceBytes);
-  checkLt(cublasLtMatmul(ltHandle(), p.desc, &alpha, b, p.lb, a, p.la, &beta, y,
-                         p.ly, y, p.ly, &p.algo, workspace, workspaceBytes,
-                         stream()),
-          "matmul");
+  if (it == plans.end()) {
+    bool found = false;
+    LtPlan plan =
+        makeLtPlan(type, outType, transA, transB, m, n, k, lda, strideA, ldb,
+                   strideB, strideY, batch, epilogue, found);
+    it = plans.emplace(key, std::pair{plan, found}).first;
+  }
+  if (!it->second.second) {
+    return false; // no algorithm with this epilogue
+  } else {
+    if (kernelMark())
+      kernelMark()(fuse ? ep.name() : "cublasLt matmul");
+    const LtPlan &p = it->second.first;
+    if (fuse) {
+      checkLt(cublasLtMatmulDescSetAttribute(p.desc,
+                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                             &ep.bias, sizeof(ep.bias)),
+              "bias pointer");
+      if (ep.aux)
+        checkLt(cublasLtMatmulDescSetAttribute(
+                    p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &ep.aux,
+                    sizeof(ep.aux)),
+                "epilogue aux pointer");
+    }
+    size_t workspaceBytes = 0;
+    void *workspace = ltWorkspace(workspaceBytes);
+    checkLt(cublasLtMatmul(ltHandle(), p.desc, &alpha, b, p.lb, a, p.la, &beta,
+                           y, p.ly, y, p.ly, &p.algo, workspace, workspaceBytes,
+                           stream()),
+            "matmul");
+  }
+  return ep.kind == EpilogueKind::None || fuse;
 }
 #endif
 

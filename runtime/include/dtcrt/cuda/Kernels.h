@@ -21,6 +21,7 @@
 #include "dtcrt/kernels/Training.h"
 
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 namespace dtcg {
@@ -447,6 +448,61 @@ inline void concat(std::initializer_list<Shape> ins, const Shape &out,
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// One element of a product's epilogue from the product's element `v` (in
+/// float) at column `col`, offset `at` of the result: computed in float and
+/// rounded once, as cuBLASLt's epilogues are.
+template <typename Y>
+DTCK_HD inline float epilogueAt(const Epilogue<Y> &ep, float v, int64_t col,
+                                int64_t at) {
+  float sum = v + float(ep.bias[col]);
+  if (ep.aux)
+    ep.aux[at] = Y(sum);
+  if (ep.kind == EpilogueKind::ReluBias)
+    return dtck::scalar::relu(sum);
+  if (ep.kind == EpilogueKind::GeluBias)
+    return dtck::scalar::gelu(sum, true);
+  return sum;
+}
+
+/// An epilogue applied after its product `p` (float, or the result's own
+/// type) into y[count], rows of n: where cuBLASLt could not take it.
+template <typename Y, typename P>
+__global__ void epilogueKernel(int64_t count, int64_t n, const P *p, Y *y,
+                               Epilogue<Y> ep) {
+  DTCG_GRID_STRIDE(i, count) {
+    y[i] = Y(epilogueAt(ep, float(p[i]), i % n, i));
+  }
+}
+
+/// gemmBatched with an epilogue, and contiguous results (strideY = m * n,
+/// or one batch): cuBLASLt's where it takes it; otherwise the product (in
+/// float, for a 16-bit result to round once) and then the epilogue as a
+/// kernel of its own.
+template <typename T>
+inline void gemmWithEpilogue(bool transA, bool transB, int64_t m, int64_t n,
+                             int64_t k, float alpha, const T *a, int64_t lda,
+                             int64_t strideA, const T *b, int64_t ldb,
+                             int64_t strideB, T *y, int64_t batch,
+                             Epilogue<T> ep) {
+  int64_t strideY = batch == 1 ? 0 : m * n, count = batch * m * n;
+  if (gemmBatched<T>(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb,
+                     strideB, 0.0f, y, strideY, batch, ep))
+    return;
+  if constexpr (std::is_same_v<T, float>) {
+    gemmBatched<T>(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb,
+                   strideB, 0.0f, y, strideY, batch);
+    launch("dtcg_matmul_epilogue", gridFor(count), kBlock,
+           epilogueKernel<T, float>, count, n, y, y, ep);
+  } else {
+    float *p =
+        static_cast<float *>(growingScratch(size_t(count) * sizeof(float), 5));
+    gemmBatched<T, float>(transA, transB, m, n, k, alpha, a, lda, strideA, b,
+                          ldb, strideB, 0.0f, p, strideY, batch);
+    launch("dtcg_matmul_epilogue", gridFor(count), kBlock,
+           epilogueKernel<T, float>, count, n, p, y, ep);
+  }
+}
+
 template <typename T>
 __global__ void fillBroadcastKernel(int64_t m, int64_t n, const T *c,
                                     int64_t rowStride, int64_t colStride,
@@ -464,6 +520,14 @@ inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
                  bool transB, T *y) {
   int64_t m = sa.dims[transA ? 1 : 0], k = sa.dims[transA ? 0 : 1];
   int64_t n = sb.dims[transB ? 0 : 1];
+  // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue.
+  if (c && beta == 1.0 && sc.rank >= 1 && sc.numel() == n &&
+      sc.dims[sc.rank - 1] == n) {
+    gemmWithEpilogue<T>(transA, transB, m, n, k, float(alpha), a, sa.dims[1], 0,
+                        b, sb.dims[1], 0, y, 1,
+                        Epilogue<T>{EpilogueKind::Bias, c, nullptr});
+    return;
+  }
   if (c) {
     int64_t strides[dtck::kMaxRank] = {0, 0};
     dtck::broadcastStrides(sc, Shape{2, {m, n}}, strides);
@@ -892,7 +956,7 @@ inline void packView(const Shape &batch, int64_t rows, int64_t cols, const T *x,
 template <typename T>
 inline void matmulView(const Shape &sy, int64_t k, const T *a,
                        const MatrixView &va, const T *b, const MatrixView &vb,
-                       T *y) {
+                       T *y, Epilogue<T> ep = {}) {
   int r = sy.rank;
   int64_t m = sy.dims[r - 2], n = sy.dims[r - 1];
   Shape batch{r - 2, {}};
@@ -964,10 +1028,20 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
         offA += c * ca.batch[d];
         offB += c * cb.batch[d];
       }
-      gemmBatched<T>(transA, transB, m, n, k, 1.0f, a + offA,
-                     transA ? ca.col : ca.row, strideA, b + offB,
-                     transB ? cb.col : cb.row, strideB, 0.0f,
-                     y + o * inner * m * n, m * n, inner);
+      if (ep.kind == EpilogueKind::None) {
+        gemmBatched<T>(transA, transB, m, n, k, 1.0f, a + offA,
+                       transA ? ca.col : ca.row, strideA, b + offB,
+                       transB ? cb.col : cb.row, strideB, 0.0f,
+                       y + o * inner * m * n, m * n, inner);
+        continue;
+      }
+      Epilogue<T> at = ep;
+      if (at.aux)
+        at.aux += o * inner * m * n;
+      gemmWithEpilogue<T>(transA, transB, m, n, k, 1.0f, a + offA,
+                          transA ? ca.col : ca.row, strideA, b + offB,
+                          transB ? cb.col : cb.row, strideB,
+                          y + o * inner * m * n, inner, at);
     }
     return;
   }
@@ -978,6 +1052,9 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
   int64_t total = numBatch * m * n;
   launch("dtcg_matmul_view", gridFor(total), kBlock, matmulViewKernel<T>, total,
          shape, m, n, k, a, va, b, vb, y);
+  if (ep.kind != EpilogueKind::None)
+    launch("dtcg_matmul_epilogue", gridFor(total), kBlock, epilogueKernel<T, T>,
+           total, n, y, y, ep);
 }
 
 /// dtg.matmul: NumPy-broadcast batched product of contiguous operands.
