@@ -100,7 +100,7 @@ PY
       if compute-sanitizer --tool $tool --error-exitcode 9 \
           "$DIR/$c/cuda/train" --data "$data" --steps 2 \
           > "$OUT/$c.$tool.log" 2>&1; then
-        echo "$c: compute-sanitizer $tool: $(grep -h "ERROR SUMMARY" "$OUT/$c.$tool.log" | tail -1)"
+        echo "$c: compute-sanitizer $tool: $(grep -h "SUMMARY" "$OUT/$c.$tool.log" | tail -1)"
       else
         echo "$c: compute-sanitizer $tool FAILED"; tail -20 "$OUT/$c.$tool.log"
         status=1
@@ -113,4 +113,6 @@ if [ -z "${SKIP_BENCH:-}" ]; then
   python3 "$ROOT/test/bench/cuda_speed.py" run --dir "$DIR/bench" \
     --profile "$OUT" || status=1
 fi
+# The device tool brings back a few files: the logs travel as one archive.
+(cd "$OUT" && tar czf logs.tar.gz --remove-files *.jsonl *.log 2> /dev/null)
 exit $status
