@@ -30,6 +30,105 @@ using namespace mlir::dtc;
 
 namespace {
 
+/// The parts of `pad(x) + pad(y)` when both pad one axis with zeros around a
+/// part of it and the parts are adjacent: x, y in order along `axis` (a
+/// concat of earlier parts along it, used only there, spliced in), with the
+/// outer padding in `low` and `high`.
+bool adjacentPads(dtg::AddOp add, SmallVectorImpl<Value> &parts, int64_t &axis,
+                  SmallVectorImpl<int64_t> &low,
+                  SmallVectorImpl<int64_t> &high) {
+  auto lhs = add.getLhs().getDefiningOp<dtg::PadOp>();
+  auto rhs = add.getRhs().getDefiningOp<dtg::PadOp>();
+  if (!lhs || !rhs || lhs == rhs || lhs.getType() != add.getType() ||
+      rhs.getType() != add.getType() || !lhs->hasOneUse() || !rhs->hasOneUse())
+    return false;
+  for (dtg::PadOp pad : {lhs, rhs})
+    if (pad.getMode() != "constant" ||
+        pad.getValueAttr().getValueAsDouble() != 0.0)
+      return false;
+  axis = -1;
+  for (size_t d = 0; d < lhs.getLow().size(); ++d) {
+    int64_t amounts[] = {lhs.getLow()[d], lhs.getHigh()[d], rhs.getLow()[d],
+                         rhs.getHigh()[d]};
+    if (llvm::any_of(amounts, [](int64_t a) { return a < 0; }))
+      return false; // a crop
+    if (llvm::all_of(amounts, [](int64_t a) { return a == 0; }))
+      continue;
+    if (axis >= 0)
+      return false; // a second padded axis
+    axis = static_cast<int64_t>(d);
+  }
+  if (axis < 0)
+    return false;
+  int64_t size = cast<RankedTensorType>(add.getType()).getDimSize(axis);
+  dtg::PadOp first = lhs, second = rhs;
+  if (size - rhs.getHigh()[axis] == lhs.getLow()[axis])
+    std::swap(first, second);
+  else if (size - lhs.getHigh()[axis] != rhs.getLow()[axis])
+    return false;
+  for (dtg::PadOp pad : {first, second}) {
+    auto concat = pad.getOperand().getDefiningOp<dtg::ConcatOp>();
+    if (concat && concat.getAxis() == axis && concat->hasOneUse())
+      llvm::append_range(parts, concat.getInputs());
+    else
+      parts.push_back(pad.getOperand());
+  }
+  low.assign(first.getLow().begin(), first.getLow().end());
+  high.assign(first.getHigh().begin(), first.getHigh().end());
+  high[axis] = second.getHigh()[axis];
+  return true;
+}
+
+/// Sums of zero pads whose parts lie side by side along one axis become one
+/// concat (padded, if the parts do not fill the axis): a split's gradient,
+/// each part's gradient padded to the whole and then summed, is written
+/// once instead of once per part and summed. The new ops keep the sum's
+/// marks (dtg.backward).
+void joinSplitGradients(Block &block) {
+  SmallVector<dtg::AddOp> adds;
+  for (Operation &op : block)
+    if (auto add = dyn_cast<dtg::AddOp>(op))
+      adds.push_back(add);
+  // In order: a sum of three parts is a sum of the first two's join.
+  for (dtg::AddOp add : adds) {
+    SmallVector<Value> parts;
+    SmallVector<int64_t> low, high;
+    int64_t axis = 0;
+    if (!adjacentPads(add, parts, axis, low, high))
+      continue;
+    OpBuilder b(add);
+    auto concat =
+        b.create<dtg::ConcatOp>(add.getLoc(), parts, b.getI64IntegerAttr(axis));
+    Value joined = concat.getResult();
+    SmallVector<Operation *> made = {concat};
+    if (llvm::any_of(low, [](int64_t a) { return a != 0; }) ||
+        llvm::any_of(high, [](int64_t a) { return a != 0; })) {
+      auto pad = b.create<dtg::PadOp>(
+          add.getLoc(), add.getType(), joined, b.getDenseI64ArrayAttr(low),
+          b.getDenseI64ArrayAttr(high), b.getStringAttr("constant"),
+          b.getF64FloatAttr(0.0));
+      made.push_back(pad);
+      joined = pad.getResult();
+    }
+    for (Operation *op : made)
+      for (NamedAttribute attr : add->getDiscardableAttrs())
+        op->setAttr(attr.getName(), attr.getValue());
+    // The pads (and a concat spliced into this one) go with the sum.
+    SmallVector<Operation *> dead;
+    for (Value operand : add->getOperands()) {
+      Operation *pad = operand.getDefiningOp();
+      dead.push_back(pad);
+      if (auto inner = pad->getOperand(0).getDefiningOp<dtg::ConcatOp>();
+          inner && inner.getAxis() == axis && inner->hasOneUse())
+        dead.push_back(inner);
+    }
+    add.getResult().replaceAllUsesWith(joined);
+    add.erase();
+    for (Operation *op : dead)
+      op->erase();
+  }
+}
+
 /// Where an op sits in a kernel: before the reductions (over their input
 /// shape), the reductions or the matmul, or after them (over the kernel's
 /// output shape; every op of a `loop` kernel).
@@ -433,6 +532,7 @@ struct FusePass : public mlir::dtc::impl::FusePassBase<FusePass> {
     if (func.isExternal())
       return;
     Block &block = func.getBody().front();
+    joinSplitGradients(block);
     SmallVector<Group> groups = GroupFinder(block).run();
     LLVM_DEBUG(llvm::dbgs() << "dtc-fuse: " << groups.size() << " groups in "
                             << func.getSymName() << "\n");

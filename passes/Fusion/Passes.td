@@ -9,7 +9,12 @@ def FusePass : Pass<"dtc-fuse", "::mlir::func::FuncOp"> {
   let summary = "Groups elementwise chains, reductions and GEMM epilogues "
                 "into dtg.fusion kernels.";
   let description = [{
-    Walks each function's top-level ops from the last to the first; an
+    First, a sum of two zero pads whose parts lie side by side along one axis
+    (each used only there) becomes a concat of the parts, padded if they do
+    not fill the axis; a concat of earlier parts is extended. A split's
+    gradient (each part's gradient padded to the whole, then summed) is thus
+    written once. Then it walks each function's top-level ops from the last
+    to the first; an
     elementwise op, a reduction or a matmul not yet in a group starts one,
     which then takes in producers of its operands greedily:
 

@@ -146,3 +146,70 @@ func.func @two_pass(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %e = dtg.exp %d : tensor<4x8xf32>
   return %e : tensor<4x8xf32>
 }
+
+// -----
+
+// A split's gradient: each part's gradient padded with zeros to the whole and
+// summed becomes one concat of the parts, which keeps the sum's marks; the
+// sums may take the parts in any order.
+// CHECK-LABEL: func.func @split_gradient
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4xf32>, %[[B:.+]]: tensor<2x4xf32>, %[[C:.+]]: tensor<2x4xf32>)
+// CHECK-NOT: dtg.pad
+// CHECK: %[[J:.+]] = dtg.concat %[[A]], %[[B]], %[[C]] {axis = 1 : i64, dtg.backward}
+// CHECK-NOT: dtg.pad
+// CHECK: %[[K:.+]] = dtg.concat %[[A]], %[[B]], %[[C]] {axis = 1 : i64}
+// CHECK-NOT: dtg.pad
+// CHECK: return %[[J]], %[[K]]
+func.func @split_gradient(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>, %c: tensor<2x4xf32>) -> (tensor<2x12xf32>, tensor<2x12xf32>) {
+  %pa = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 8>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %pb = dtg.pad %b {low = array<i64: 0, 4>, high = array<i64: 0, 4>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %pc = dtg.pad %c {low = array<i64: 0, 8>, high = array<i64: 0, 0>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %0 = dtg.add %pc, %pb {dtg.backward} : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  %1 = dtg.add %pa, %0 {dtg.backward} : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  %qa = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 8>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %qb = dtg.pad %b {low = array<i64: 0, 4>, high = array<i64: 0, 4>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %qc = dtg.pad %c {low = array<i64: 0, 8>, high = array<i64: 0, 0>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %2 = dtg.add %qa, %qb : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  %3 = dtg.add %2, %qc : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  return %1, %3 : tensor<2x12xf32>, tensor<2x12xf32>
+}
+
+// -----
+
+// Two of three parts: their concat, padded to the whole.
+// CHECK-LABEL: func.func @two_parts
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4xf32>, %[[B:.+]]: tensor<2x4xf32>)
+// CHECK: %[[J:.+]] = dtg.concat %[[A]], %[[B]] {axis = 1 : i64}
+// CHECK: %[[P:.+]] = dtg.pad %[[J]] {high = array<i64: 0, 4>, low = array<i64: 0, 0>, mode = "constant", value = 0.000000e+00 : f64}
+// CHECK: return %[[P]]
+func.func @two_parts(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x12xf32> {
+  %pa = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 8>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %pb = dtg.pad %b {low = array<i64: 0, 4>, high = array<i64: 0, 4>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %0 = dtg.add %pa, %pb : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  return %0 : tensor<2x12xf32>
+}
+
+// -----
+
+// Pads that leave a gap, overlap, pad a second axis, pad with a nonzero value
+// or have another user are still summed.
+// CHECK-LABEL: func.func @pads_kept
+// CHECK-NOT: dtg.concat
+func.func @pads_kept(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> (tensor<2x12xf32>, tensor<2x12xf32>, tensor<3x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %pa = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 8>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %gap = dtg.pad %b {low = array<i64: 0, 8>, high = array<i64: 0, 0>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %0 = dtg.add %pa, %gap : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  %ra = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 8>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %over = dtg.pad %b {low = array<i64: 0, 2>, high = array<i64: 0, 6>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x12xf32>
+  %1 = dtg.add %ra, %over : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  %sa = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 1, 4>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<3x8xf32>
+  %sb = dtg.pad %b {low = array<i64: 1, 4>, high = array<i64: 0, 0>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<3x8xf32>
+  %2 = dtg.add %sa, %sb : tensor<3x8xf32>, tensor<3x8xf32> -> tensor<3x8xf32>
+  %ta = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 4>, mode = "constant", value = 1.0 : f64} : tensor<2x4xf32> -> tensor<2x8xf32>
+  %tb = dtg.pad %b {low = array<i64: 0, 4>, high = array<i64: 0, 0>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x8xf32>
+  %3 = dtg.add %ta, %tb : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %ua = dtg.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 4>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x8xf32>
+  %ub = dtg.pad %b {low = array<i64: 0, 4>, high = array<i64: 0, 0>, mode = "constant", value = 0.0 : f64} : tensor<2x4xf32> -> tensor<2x8xf32>
+  %4 = dtg.add %ua, %ub : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return %0, %1, %2, %3, %4, %ua : tensor<2x12xf32>, tensor<2x12xf32>, tensor<3x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
