@@ -1,7 +1,8 @@
 """Compares a dtc training log (and step-1 gradients) with PyTorch's reference.
 
-Usage: compare_training.py LOG.jsonl REFDIR [GRADDIR] [--rtol R]
-Fails (exit 1) if any step's loss differs by more than R (default 1e-4)
+Usage: compare_training.py LOG.jsonl REFDIR [GRADDIR] [--rtol R] [--steps N]
+Fails (exit 1) if any step's loss (of the first N, default all) differs by
+more than R (default 1e-4)
 relative, or any parameter's step-1 gradient by more than R in relative L2
 norm, from references.py's float64 run in REFDIR; where REFDIR's
 sensitivity.json shows that the trajectory (or a tensor's gradient)
@@ -22,10 +23,15 @@ def main(argv):
         i = argv.index("--rtol")
         rtol = float(argv[i + 1])
         del argv[i:i + 2]
+    limit = None
+    if "--steps" in argv:
+        i = argv.index("--steps")
+        limit = int(argv[i + 1])
+        del argv[i:i + 2]
     log, ref = argv[1], argv[2]
     grads = argv[3] if len(argv) > 3 else None
     with open(log) as f:
-        steps = [json.loads(line) for line in f if line.strip()]
+        steps = [json.loads(line) for line in f if line.strip()][:limit]
     got = np.array([s["loss"] for s in steps], dtype=np.float64)
     want = np.load(os.path.join(ref, "losses.npy"))[: len(got)]
     if len(got) != len(want) or len(got) == 0:

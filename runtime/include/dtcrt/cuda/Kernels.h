@@ -520,7 +520,10 @@ inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
                  bool transB, T *y) {
   int64_t m = sa.dims[transA ? 1 : 0], k = sa.dims[transA ? 0 : 1];
   int64_t n = sb.dims[transB ? 0 : 1];
-  // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue.
+  // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue. (The
+  // emulation adds it as the CPU target's dtck::gemm does, as beta = 1 over
+  // the broadcast bias, so that their sums round alike.)
+#ifndef DTCG_EMULATION
   if (c && beta == 1.0 && sc.rank >= 1 && sc.numel() == n &&
       sc.dims[sc.rank - 1] == n) {
     gemmWithEpilogue<T>(transA, transB, m, n, k, float(alpha), a, sa.dims[1], 0,
@@ -528,6 +531,7 @@ inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
                         Epilogue<T>{EpilogueKind::Bias, c, nullptr});
     return;
   }
+#endif
   if (c) {
     int64_t strides[dtck::kMaxRank] = {0, 0};
     dtck::broadcastStrides(sc, Shape{2, {m, n}}, strides);
