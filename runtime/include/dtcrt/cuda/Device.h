@@ -121,9 +121,10 @@ inline void *deviceScratch(size_t bytes) {
 /// every call on the stream (which runs them in order): slot 0 holds
 /// im2col's columns, slot 1 the float sums of a 16-bit gradient, slots 2
 /// and 3 a batched product's packed operands, slot 4 cuDNN's workspace,
-/// slot 5 a 16-bit product's float values before its epilogue.
+/// slot 5 a 16-bit product's float values before its epilogue, slot 6 a
+/// column reduction's partial sums.
 inline void *growingScratch(size_t bytes, int slot = 0) {
-  static std::array<std::pair<void *, size_t>, 6> buffers{};
+  static std::array<std::pair<void *, size_t>, 7> buffers{};
   auto &[p, size] = buffers.at(size_t(slot));
   if (bytes > size) {
     if (p) {

@@ -20,6 +20,7 @@
 #include "dtcrt/kernels/Reduction.h"
 #include "dtcrt/kernels/Training.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <type_traits>
 #include <vector>
@@ -183,12 +184,56 @@ __global__ void reduceRowsKernel(int results, int count, const T *x, T *y,
     y[r] = dtck::scalar::finish<T>(op == 1 ? acc / double(count) : acc);
 }
 
+/// Columns (the reduced dimensions lead, the kept ones trail: a bias
+/// gradient's sum over rows): 32 adjacent columns per block, coalesced, and
+/// 8 rows of threads, each summing every 8th row of its part of the rows,
+/// combined in order through shared memory; with several parts (grid y)
+/// each writes its sums to `partial`, which reduceColumnPartsKernel
+/// combines in order. Deterministic for a given shape.
+template <typename T>
+__global__ void reduceColumnsKernel(int rows, int cols, int part, const T *x,
+                                    double *partial, T *y, int op) {
+  DTCG_SHARED(double, sums, 8 * 32);
+  int c = int(blockIdx.x) * 32 + int(threadIdx.x);
+  int begin = int(blockIdx.y) * part;
+  int end = rows - begin < part ? rows : begin + part;
+  double acc = reduceStart(op);
+  if (c < cols)
+    for (int r = begin + int(threadIdx.y); r < end; r += 8)
+      acc = reduceStep(op, acc, x[int64_t(r) * cols + c]);
+  sums[threadIdx.y * 32 + threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y != 0 || c >= cols)
+    return;
+  for (int k = 1; k < 8; ++k)
+    acc = reduceStep(op, acc, double(sums[k * 32 + threadIdx.x]));
+  if (gridDim.y > 1)
+    partial[int64_t(blockIdx.y) * cols + c] = acc;
+  else
+    y[c] = dtck::scalar::finish<T>(op == 1 ? acc / double(rows) : acc);
+}
+
+template <typename T>
+__global__ void reduceColumnPartsKernel(int rows, int cols, int parts,
+                                        const double *partial, T *y, int op) {
+  DTCG_GRID_STRIDE_AS(int, c, cols) {
+    double acc = reduceStart(op);
+    for (int p = 0; p < parts; ++p)
+      acc = reduceStep(op, acc, partial[int64_t(p) * cols + c]);
+    y[c] = dtck::scalar::finish<T>(op == 1 ? acc / double(rows) : acc);
+  }
+}
+
 /// Reductions of fewer than kShortReduction elements per result take a
 /// thread per result; rows of contiguous elements up to kWarpRow long a
-/// warp per row; longer ones a block per result, of 32, 128 or 256
-/// threads by their length (detail::rowThreads).
+/// warp per row; columns (reduced dimensions leading) reduceColumnsKernel;
+/// the rest a block per result, of 32, 128 or 256 threads by their length
+/// (detail::rowThreads).
 constexpr int64_t kShortReduction = 16;
 using detail::kWarpRow;
+
+/// Blocks a column reduction aims for (two per SM of the larger GPUs).
+constexpr int64_t kColumnBlocks = 264;
 
 template <typename T>
 inline void reduce(const char *name, const Shape &in, const Shape &kept,
@@ -197,13 +242,37 @@ inline void reduce(const char *name, const Shape &in, const Shape &kept,
   if (results == 0)
     return;
   int64_t count = results ? in.numel() / results : 0;
-  // Whether the reduced dimensions trail (after the kept ones).
-  bool trailing = true, reduced = false;
+  // Whether the reduced dimensions trail (after the kept ones), or lead.
+  bool trailing = true, reduced = false, leading = true, keptSeen = false;
   for (int d = 0; d < in.rank; ++d) {
-    if (kept.dims[d] == 1 && in.dims[d] != 1)
+    if (in.dims[d] == 1)
+      continue;
+    if (kept.dims[d] == 1) {
       reduced = true;
-    else if (reduced && in.dims[d] != 1)
-      trailing = false;
+      leading = leading && !keptSeen;
+    } else {
+      keptSeen = true;
+      trailing = trailing && !reduced;
+    }
+  }
+  if (count >= kShortReduction && leading && results > 1 &&
+      in.numel() < (int64_t(1) << 31)) {
+    int64_t colBlocks = (results + 31) / 32;
+    int64_t parts = std::max<int64_t>(
+        1, std::min((kColumnBlocks + colBlocks - 1) / colBlocks, count / 64));
+    int64_t part = (count + parts - 1) / parts;
+    parts = (count + part - 1) / part;
+    double *partial = parts > 1
+                          ? static_cast<double *>(growingScratch(
+                                size_t(parts * results) * sizeof(double), 6))
+                          : nullptr;
+    launch(name, dim3(unsigned(colBlocks), unsigned(parts)), dim3(32, 8),
+           reduceColumnsKernel<T>, int(count), int(results), int(part), x,
+           partial, y, op);
+    if (parts > 1)
+      launch(name, gridFor(results), kBlock, reduceColumnPartsKernel<T>,
+             int(count), int(results), int(parts), partial, y, op);
+    return;
   }
   if (count < kShortReduction)
     launch(name, gridFor(results), kBlock, reduceShortKernel<T>, results, in,
