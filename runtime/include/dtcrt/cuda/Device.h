@@ -75,13 +75,16 @@ inline void selectDevice() {
   (void)selected;
 }
 
+/// A new stream on this process's GPU; `what` names it in a failure.
+inline cudaStream_t createStream(const char *what) {
+  selectDevice();
+  cudaStream_t created = nullptr;
+  check(cudaStreamCreate(&created), what);
+  return created;
+}
+
 inline cudaStream_t &stream() {
-  static cudaStream_t s = [] {
-    selectDevice();
-    cudaStream_t created = nullptr;
-    check(cudaStreamCreate(&created), "creating the compute stream");
-    return created;
-  }();
+  static cudaStream_t s = createStream("creating the compute stream");
   return s;
 }
 

@@ -66,12 +66,7 @@ inline std::vector<Group *> &liveGroups() {
 }
 
 inline cudaStream_t commStream() {
-  static cudaStream_t s = [] {
-    selectDevice();
-    cudaStream_t created = nullptr;
-    check(cudaStreamCreate(&created), "creating the communication stream");
-    return created;
-  }();
+  static cudaStream_t s = createStream("creating the communication stream");
   return s;
 }
 

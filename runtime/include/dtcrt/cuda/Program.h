@@ -81,12 +81,7 @@ struct PinnedBuffer {
 
 /// The stream that copies the next step's inputs to the device.
 inline cudaStream_t copyStream() {
-  static cudaStream_t s = [] {
-    selectDevice();
-    cudaStream_t created = nullptr;
-    check(cudaStreamCreate(&created), "creating the copy stream");
-    return created;
-  }();
+  static cudaStream_t s = createStream("creating the copy stream");
   return s;
 }
 
@@ -183,11 +178,21 @@ public:
           std::swap(argDevice[a], stagedDevice[a]);
       haveStaged = false;
     }
+    // The carried state goes over once, straight from the host's buffers
+    // (pinned staging as large as the model would stay allocated); what a
+    // step brings goes through pinned memory.
     std::vector<size_t> copies;
-    for (size_t a = 0; a < args.size(); ++a)
-      if (!(statePushed && isCarried(args[a].role)) &&
-          !(useStaged && isInput[a]))
-        copies.push_back(a);
+    for (size_t a = 0; a < args.size(); ++a) {
+      if (!isCarried(args[a].role)) {
+        if (!(useStaged && isInput[a]))
+          copies.push_back(a);
+      } else if (!statePushed) {
+        check(cudaMemcpyAsync(argDevice[a], hostArgs[a],
+                              size_t(tensorBytes(args[a])),
+                              cudaMemcpyHostToDevice, stream()),
+              "copying the state to the device");
+      }
+    }
     copyToDevice(hostArgs, copies, argDevice, stream(), pinnedArgs[turn]);
     turn ^= 1;
     statePushed = true;
