@@ -141,19 +141,30 @@ inline void *growingScratch(size_t bytes, int slot = 0) {
 }
 
 /// Four elements that a vectorized elementwise kernel moves as one access
-/// (16 bytes of 32-bit elements; generated code checks the alignment).
+/// (16 bytes of 32-bit elements): generated code uses it where every access
+/// starts on a multiple of 4 elements from a buffer's start, and buffers
+/// are aligned to 64 bytes (the memory planner) or more (cudaMalloc).
 template <typename T> struct alignas(4 * sizeof(T)) Vec { T v[4]; };
 
 /// Threads per block of the library's kernels.
 constexpr unsigned kBlock = 256;
 
-/// Blocks of a grid-stride loop over n elements: enough to fill the device
-/// (the emulation runs a few: its loops cover every element anyway).
+/// Blocks of a grid-stride loop over n elements: enough to fill the device,
+/// 16 per multiprocessor (the emulation runs a few: its loops cover every
+/// element anyway). Elementwise results do not depend on it.
 inline unsigned gridFor(int64_t n) {
 #ifdef DTCG_EMULATION
   constexpr int64_t kMaxBlocks = 2;
 #else
-  constexpr int64_t kMaxBlocks = 132 * 16;
+  static const int64_t kMaxBlocks = [] {
+    selectDevice();
+    int device = 0, processors = 0;
+    check(cudaGetDevice(&device), "asking for this process's GPU");
+    check(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount,
+                                 device),
+          "asking for the GPU's multiprocessor count");
+    return int64_t(processors > 0 ? processors : 132) * 16;
+  }();
 #endif
   int64_t blocks = (n + kBlock - 1) / kBlock;
   if (blocks < 1)
