@@ -33,10 +33,10 @@ namespace {
 /// The parts of `pad(x) + pad(y)` when both pad one axis with zeros around a
 /// part of it and the parts are adjacent: x, y in order along `axis` (a
 /// concat of earlier parts along it, used only there, spliced in), with the
-/// outer padding in `low` and `high`.
+/// outer padding in `low` and `high`; `spliced` gets the concats spliced.
 bool adjacentPads(dtg::AddOp add, SmallVectorImpl<Value> &parts, int64_t &axis,
-                  SmallVectorImpl<int64_t> &low,
-                  SmallVectorImpl<int64_t> &high) {
+                  SmallVectorImpl<int64_t> &low, SmallVectorImpl<int64_t> &high,
+                  SmallVectorImpl<Operation *> &spliced) {
   auto lhs = add.getLhs().getDefiningOp<dtg::PadOp>();
   auto rhs = add.getRhs().getDefiningOp<dtg::PadOp>();
   if (!lhs || !rhs || lhs == rhs || lhs.getType() != add.getType() ||
@@ -68,10 +68,12 @@ bool adjacentPads(dtg::AddOp add, SmallVectorImpl<Value> &parts, int64_t &axis,
     return false;
   for (dtg::PadOp pad : {first, second}) {
     auto concat = pad.getOperand().getDefiningOp<dtg::ConcatOp>();
-    if (concat && concat.getAxis() == axis && concat->hasOneUse())
+    if (concat && concat.getAxis() == axis && concat->hasOneUse()) {
       llvm::append_range(parts, concat.getInputs());
-    else
+      spliced.push_back(concat);
+    } else {
       parts.push_back(pad.getOperand());
+    }
   }
   low.assign(first.getLow().begin(), first.getLow().end());
   high.assign(first.getHigh().begin(), first.getHigh().end());
@@ -93,8 +95,9 @@ void joinSplitGradients(Block &block) {
   for (dtg::AddOp add : adds) {
     SmallVector<Value> parts;
     SmallVector<int64_t> low, high;
+    SmallVector<Operation *> spliced;
     int64_t axis = 0;
-    if (!adjacentPads(add, parts, axis, low, high))
+    if (!adjacentPads(add, parts, axis, low, high, spliced))
       continue;
     OpBuilder b(add);
     auto concat =
@@ -113,18 +116,12 @@ void joinSplitGradients(Block &block) {
     for (Operation *op : made)
       for (NamedAttribute attr : add->getDiscardableAttrs())
         op->setAttr(attr.getName(), attr.getValue());
-    // The pads (and a concat spliced into this one) go with the sum.
-    SmallVector<Operation *> dead;
-    for (Value operand : add->getOperands()) {
-      Operation *pad = operand.getDefiningOp();
-      dead.push_back(pad);
-      if (auto inner = pad->getOperand(0).getDefiningOp<dtg::ConcatOp>();
-          inner && inner.getAxis() == axis && inner->hasOneUse())
-        dead.push_back(inner);
-    }
+    // The pads, then the concats spliced into this one, go with the sum.
+    SmallVector<Operation *> pads = {add.getLhs().getDefiningOp(),
+                                     add.getRhs().getDefiningOp()};
     add.getResult().replaceAllUsesWith(joined);
     add.erase();
-    for (Operation *op : dead)
+    for (Operation *op : llvm::concat<Operation *>(pads, spliced))
       op->erase();
   }
 }

@@ -409,12 +409,16 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
                                       ArrayRef<Operation *> ops,
                                       ArrayRef<int64_t> space,
                                       Value preloaded) {
+  // Whether an op of the loop reads `v`.
+  auto readHere = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      return llvm::is_contained(ops, user);
+    });
+  };
   // Every access over `space`: inputs and views (broadcast), the product.
   SmallVector<SmallVector<int64_t>> accesses;
   for (auto &[v, source] : sources)
-    if (llvm::any_of(v.getUsers(), [&](Operation *user) {
-          return llvm::is_contained(ops, user);
-        }))
+    if (readHere(v))
       accesses.push_back(broadcastTo(dimsOf(v), source.strides, space));
   std::string text;
   llvm::raw_string_ostream bodyOs(text);
@@ -443,13 +447,9 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   llvm::DenseMap<Value, Source> saved = sources;
   {
     size_t a = 0;
-    for (auto &[v, source] : sources) {
-      if (!llvm::any_of(v.getUsers(), [&](Operation *user) {
-            return llvm::is_contained(ops, user);
-          }))
-        continue;
-      source.strides = merged[a++];
-    }
+    for (auto &[v, source] : sources)
+      if (readHere(v))
+        source.strides = merged[a++];
   }
   SmallVector<std::string> vars;
   for (size_t d = 0; d < dims.size(); ++d)
@@ -460,9 +460,7 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   int64_t total = numel(space);
   bool vector = e.cuda() && !dims.empty() && dims.back() % kVector == 0;
   for (auto &[v, source] : sources) {
-    if (!vector || !llvm::any_of(v.getUsers(), [&](Operation *user) {
-          return llvm::is_contained(ops, user);
-        }))
+    if (!vector || !readHere(v))
       continue;
     ArrayRef<int64_t> strides = source.strides;
     vector = strides.back() == 0 ||

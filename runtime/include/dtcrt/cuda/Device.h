@@ -576,10 +576,10 @@ bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   // rows of a multiple of 8 elements; otherwise (or with beta) the
   // epilogue runs as a kernel of its own after the product.
   auto aligned = [](const void *p) { return uintptr_t(p) % 16 == 0; };
-  bool fuse = ep.kind != EpilogueKind::None && beta == 0.0f &&
-              aligned(ep.bias) &&
-              (!ep.aux || (aligned(ep.aux) && n % 8 == 0 && strideY % 8 == 0));
-  if (ep.kind != EpilogueKind::None && !fuse)
+  bool fuse = ep.kind != EpilogueKind::None;
+  if (fuse &&
+      !(beta == 0.0f && aligned(ep.bias) &&
+        (!ep.aux || (aligned(ep.aux) && n % 8 == 0 && strideY % 8 == 0))))
     return false;
   cublasLtEpilogue_t epilogue =
       fuse ? ltEpilogue(ep.kind, ep.aux != nullptr) : CUBLASLT_EPILOGUE_DEFAULT;
@@ -609,31 +609,29 @@ bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                    strideB, strideY, batch, epilogue, found);
     it = plans.emplace(key, std::pair{plan, found}).first;
   }
-  if (!it->second.second) {
+  if (!it->second.second)
     return false; // no algorithm with this epilogue
-  } else {
-    if (kernelMark())
-      kernelMark()(fuse ? ep.name() : "cublasLt matmul");
-    const LtPlan &p = it->second.first;
-    if (fuse) {
-      checkLt(cublasLtMatmulDescSetAttribute(p.desc,
-                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                             &ep.bias, sizeof(ep.bias)),
-              "bias pointer");
-      if (ep.aux)
-        checkLt(cublasLtMatmulDescSetAttribute(
-                    p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &ep.aux,
-                    sizeof(ep.aux)),
-                "epilogue aux pointer");
-    }
-    size_t workspaceBytes = 0;
-    void *workspace = ltWorkspace(workspaceBytes);
-    checkLt(cublasLtMatmul(ltHandle(), p.desc, &alpha, b, p.lb, a, p.la, &beta,
-                           y, p.ly, y, p.ly, &p.algo, workspace, workspaceBytes,
-                           stream()),
-            "matmul");
+  if (kernelMark())
+    kernelMark()(ep.name());
+  const LtPlan &p = it->second.first;
+  if (fuse) {
+    checkLt(cublasLtMatmulDescSetAttribute(p.desc,
+                                           CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                           &ep.bias, sizeof(ep.bias)),
+            "bias pointer");
+    if (ep.aux)
+      checkLt(cublasLtMatmulDescSetAttribute(
+                  p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &ep.aux,
+                  sizeof(ep.aux)),
+              "epilogue aux pointer");
   }
-  return ep.kind == EpilogueKind::None || fuse;
+  size_t workspaceBytes = 0;
+  void *workspace = ltWorkspace(workspaceBytes);
+  checkLt(cublasLtMatmul(ltHandle(), p.desc, &alpha, b, p.lb, a, p.la, &beta, y,
+                         p.ly, y, p.ly, &p.algo, workspace, workspaceBytes,
+                         stream()),
+          "matmul");
+  return true;
 }
 #endif
 

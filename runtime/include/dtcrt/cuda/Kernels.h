@@ -543,10 +543,10 @@ __global__ void epilogueKernel(int64_t count, int64_t n, const P *p, Y *y,
   }
 }
 
-/// gemmBatched with an epilogue, and contiguous results (strideY = m * n,
-/// or one batch): cuBLASLt's where it takes it; otherwise the product (in
-/// float, for a 16-bit result to round once) and then the epilogue as a
-/// kernel of its own.
+/// gemmBatched with an epilogue (or none), and contiguous results
+/// (strideY = m * n, or one batch): cuBLASLt's where it takes it; otherwise
+/// the product (in float, for a 16-bit result to round once) and then the
+/// epilogue as a kernel of its own.
 template <typename T>
 inline void gemmWithEpilogue(bool transA, bool transB, int64_t m, int64_t n,
                              int64_t k, float alpha, const T *a, int64_t lda,
@@ -1100,13 +1100,6 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
         rest /= batch.dims[d];
         offA += c * ca.batch[d];
         offB += c * cb.batch[d];
-      }
-      if (ep.kind == EpilogueKind::None) {
-        gemmBatched<T>(transA, transB, m, n, k, 1.0f, a + offA,
-                       transA ? ca.col : ca.row, strideA, b + offB,
-                       transB ? cb.col : cb.row, strideB, 0.0f,
-                       y + o * inner * m * n, m * n, inner);
-        continue;
       }
       Epilogue<T> at = ep;
       if (at.aux)
