@@ -5,6 +5,7 @@
 #include "dialects/DTG/Interp/Interpreter.h"
 
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -306,6 +307,28 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     return emitError(loc, "op '")
            << node.op_type() << "' (opset " << opset << ") is not supported";
   }
+  // ONNX defines 8-bit floats and 4-bit integers for the ops that convert
+  // and move data only (Cast's table of opset 19, int4.md for opset 21):
+  // arithmetic on them has no meaning to match.
+  static const llvm::StringSet<> kNarrowTypeOps = {
+      "Cast",    "CastLike",  "Constant", "ConstantOfShape", "Identity",
+      "Reshape", "Shape",     "Size",     "Flatten",         "Pad",
+      "Squeeze", "Unsqueeze", "Transpose"};
+  if (!kNarrowTypeOps.contains(node.op_type()))
+    for (const std::string &name : node.input()) {
+      auto it = values.find(name);
+      if (name.empty() || it == values.end())
+        continue;
+      Type element = cast<ShapedType>(it->second.getType()).getElementType();
+      if (!dtg::interp::isFloat8(element) && !dtg::interp::isInt4(element))
+        continue;
+      failureKind = ImportFailure::Unsupported;
+      return emitError(loc, "op '")
+             << node.op_type() << "' does not take " << element
+             << " elements (input '" << name
+             << "'): ONNX has 8-bit floats and 4-bit integers only in casts "
+                "and ops that move data";
+    }
   NodeImporter importer(*this, node, loc, builder, opset);
   if (failed(handler(importer)))
     return failure();

@@ -92,6 +92,18 @@ LogicalResult importWhere(NodeImporter &n) {
   return n.setOutput(0, *y);
 }
 
+/// dtg.cast of `x` to `type` with Cast's `saturate` (opset 19), which
+/// ONNX defines for 8-bit float results only.
+static LogicalResult castWithSaturate(NodeImporter &n, Value x, Type type) {
+  SmallVector<NamedAttribute> attrs;
+  if (n.getInt("saturate", 1) == 0 && dtg::interp::isFloat8(type))
+    attrs.push_back(n.boolAttr("saturate", false));
+  FailureOr<Value> y = n.castTo(x, type, attrs);
+  if (failed(y))
+    return failure();
+  return n.setOutput(0, *y);
+}
+
 LogicalResult importCast(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
@@ -102,21 +114,14 @@ LogicalResult importCast(NodeImporter &n) {
   Type type = convertDataType(n.builder.getContext(), to);
   if (!type)
     return n.unsupported("casting to " + dataTypeName(to));
-  FailureOr<Value> y = n.castTo(*x, type);
-  if (failed(y))
-    return failure();
-  return n.setOutput(0, *y);
+  return castWithSaturate(n, *x, type);
 }
 
 LogicalResult importCastLike(NodeImporter &n) {
   FailureOr<Value> x = n.input(0), like = n.input(1);
   if (failed(x) || failed(like))
     return failure();
-  FailureOr<Value> y =
-      n.castTo(*x, NodeImporter::typeOf(*like).getElementType());
-  if (failed(y))
-    return failure();
-  return n.setOutput(0, *y);
+  return castWithSaturate(n, *x, NodeImporter::typeOf(*like).getElementType());
 }
 
 LogicalResult importClip(NodeImporter &n) {
@@ -390,6 +395,11 @@ void mlir::dtc::onnx_import::registerElementwiseHandlers(
   registry.add("And", 7, importBinary<dtg::AndOp>);
   registry.add("Or", 7, importBinary<dtg::OrOp>);
   registry.add("Xor", 7, importBinary<dtg::XorOp>);
+  // The dtg ops are bitwise on integers other than booleans.
+  registry.add("BitwiseAnd", 18, importBinary<dtg::AndOp>);
+  registry.add("BitwiseOr", 18, importBinary<dtg::OrOp>);
+  registry.add("BitwiseXor", 18, importBinary<dtg::XorOp>);
+  registry.add("BitwiseNot", 18, importUnary<dtg::NotOp>);
   registry.add("Equal", 13, importBinary<dtg::EqualOp>);
   registry.add("Less", 13, importBinary<dtg::LessOp>);
   registry.add("LessOrEqual", 16, importBinary<dtg::LessEqualOp>);

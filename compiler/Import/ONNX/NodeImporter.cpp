@@ -256,12 +256,13 @@ FailureOr<Value> NodeImporter::reshape(Value value, ArrayRef<int64_t> shape) {
   return results->front();
 }
 
-FailureOr<Value> NodeImporter::castTo(Value value, Type elementType) {
+FailureOr<Value> NodeImporter::castTo(Value value, Type elementType,
+                                      ArrayRef<NamedAttribute> attrs) {
   auto type = typeOf(value);
   if (type.getElementType() == elementType)
     return value;
   FailureOr<SmallVector<Value>> results =
-      create(dtg::CastOp::getOperationName(), value, {},
+      create(dtg::CastOp::getOperationName(), value, attrs,
              RankedTensorType::get(type.getShape(), elementType));
   if (failed(results))
     return failure();

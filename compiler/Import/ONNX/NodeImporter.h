@@ -96,7 +96,8 @@ public:
   /// dtg.reshape to `shape` (no-op if it has it already).
   FailureOr<Value> reshape(Value value, ArrayRef<int64_t> shape);
   /// dtg.cast to `elementType` (no-op if it has it already).
-  FailureOr<Value> castTo(Value value, Type elementType);
+  FailureOr<Value> castTo(Value value, Type elementType,
+                          ArrayRef<NamedAttribute> attrs = {});
 
   NamedAttribute i64Attr(StringRef name, int64_t value);
   NamedAttribute f64Attr(StringRef name, double value);

@@ -57,6 +57,19 @@ Type mlir::dtc::onnx_import::convertDataType(MLIRContext *context,
     return IntegerType::get(context, 64, IntegerType::Unsigned);
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
+  // Types after Debian's onnx 1.12, which does not name them.
+  case kFloat8E4M3FN:
+    return b.getType<Float8E4M3FNType>();
+  case kFloat8E4M3FNUZ:
+    return b.getType<Float8E4M3FNUZType>();
+  case kFloat8E5M2:
+    return b.getType<Float8E5M2Type>();
+  case kFloat8E5M2FNUZ:
+    return b.getType<Float8E5M2FNUZType>();
+  case kUInt4:
+    return IntegerType::get(context, 4, IntegerType::Unsigned);
+  case kInt4:
+    return IntegerType::get(context, 4);
   default:
     return Type();
   }
@@ -87,20 +100,40 @@ std::string mlir::dtc::onnx_import::shapeText(ArrayRef<int64_t> shape) {
 }
 
 std::string mlir::dtc::onnx_import::dataTypeName(int32_t dataType) {
+  static const char *const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+                                      "FLOAT8E5M2",   "FLOAT8E5M2FNUZ",
+                                      "UINT4",        "INT4"};
+  if (dataType >= kFloat8E4M3FN && dataType <= kInt4)
+    return newer[dataType - kFloat8E4M3FN];
   if (onnx::TensorProto_DataType_IsValid(dataType))
     return onnx::TensorProto_DataType_Name(
         static_cast<onnx::TensorProto_DataType>(dataType));
   return "data type " + std::to_string(dataType);
 }
 
-/// Bytes per element in raw_data.
+/// Bytes per element in raw_data (4-bit integers: see rawByteCount).
 static int64_t rawElementSize(Type type) {
   return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+/// Bytes that `n` elements of `type` take in raw_data: 4-bit integers are
+/// packed two to a byte, the first in the low nibble.
+static int64_t rawByteCount(Type type, int64_t n) {
+  return dtg::interp::isInt4(type) ? (n + 1) / 2 : n * rawElementSize(type);
+}
+
+/// Element `k` of 4-bit integers packed two to a byte in `bytes`.
+static int64_t unpackInt4(Type type, uint8_t byte, int64_t k) {
+  return dtg::interp::wrapToIntegerType(type, k % 2 ? byte >> 4 : byte & 15);
 }
 
 /// Decodes little-endian raw bytes of element `k`.
 static void decodeRaw(Tensor &t, const char *data, int64_t k) {
   Type type = t.elementType;
+  if (dtg::interp::isInt4(type)) {
+    t.i[k] = unpackInt4(type, static_cast<uint8_t>(data[k / 2]), k);
+    return;
+  }
   int64_t size = rawElementSize(type);
   const char *p = data + k * size;
   if (type.isF32()) {
@@ -109,27 +142,14 @@ static void decodeRaw(Tensor &t, const char *data, int64_t k) {
     t.f[k] = v;
   } else if (type.isF64()) {
     std::memcpy(&t.f[k], p, 8);
-  } else if (t.isFloat()) {
-    uint16_t bits;
-    std::memcpy(&bits, p, 2);
-    APFloat v(cast<FloatType>(type).getFloatSemantics(), APInt(16, bits));
-    bool losesInfo;
-    v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
-    t.f[k] = v.convertToDouble();
   } else {
     uint64_t bits = 0;
     std::memcpy(&bits, p, size);
-    t.i[k] = dtg::interp::wrapToIntegerType(type, static_cast<int64_t>(bits));
+    if (t.isFloat())
+      t.f[k] = dtg::interp::floatFromBits(type, bits);
+    else
+      t.i[k] = dtg::interp::wrapToIntegerType(type, static_cast<int64_t>(bits));
   }
-}
-
-/// Decodes a 16-bit float stored as its bits in int32_data.
-static double decodeHalfBits(Type type, int32_t bits) {
-  APFloat v(cast<FloatType>(type).getFloatSemantics(),
-            APInt(16, static_cast<uint16_t>(bits)));
-  bool losesInfo;
-  v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
-  return v.convertToDouble();
 }
 
 TensorOrError mlir::dtc::onnx_import::readTensorProtoType(
@@ -248,7 +268,7 @@ static bool locateData(MLIRContext *context, const onnx::TensorProto &proto,
     status.unsupportedType = true;
     return false;
   }
-  int64_t bytes = dtg::numElements(shape) * rawElementSize(type);
+  int64_t bytes = rawByteCount(type, dtg::numElements(shape));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     bool missing = false;
     ArrayRef<char> data;
@@ -298,11 +318,13 @@ mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
   else if (proto.data_type() == onnx::TensorProto::UINT32 ||
            proto.data_type() == onnx::TensorProto::UINT64)
     have = proto.uint64_data_size();
-  else // int32_data holds the rest, 16-bit floats as their bits.
+  else // int32_data holds the rest: 8- and 16-bit floats as their bits,
+       // 4-bit integers packed two to a value.
     have = proto.int32_data_size();
-  if (have != n) {
+  int64_t need = dtg::interp::isInt4(type) && !raw ? (n + 1) / 2 : n;
+  if (have != need) {
     result.error = name + " holds " + std::to_string(have) +
-                   " values but its dims need " + std::to_string(n);
+                   " values but its dims need " + std::to_string(need);
     return result;
   }
 
@@ -333,7 +355,12 @@ mlir::dtc::onnx_import::readTensorProto(MLIRContext *context,
     default:
       for (int64_t k = 0; k < n; ++k) {
         if (t.isFloat())
-          t.f[k] = decodeHalfBits(type, proto.int32_data(k));
+          t.f[k] = dtg::interp::floatFromBits(
+              type, static_cast<uint32_t>(proto.int32_data(k)) &
+                        ((1u << type.getIntOrFloatBitWidth()) - 1));
+        else if (dtg::interp::isInt4(type))
+          t.i[k] = unpackInt4(type,
+                              static_cast<uint8_t>(proto.int32_data(k / 2)), k);
         else
           t.i[k] = dtg::interp::wrapToIntegerType(type, proto.int32_data(k));
       }
@@ -393,10 +420,10 @@ AttrOrError mlir::dtc::onnx_import::readTensorProtoResource(
       std::memcpy(out, proto.float_data().data(), bytes);
     else if (type.isF64())
       std::memcpy(out, proto.double_data().data(), bytes);
-    else // 16-bit floats as their bits.
+    else // 8- and 16-bit floats as their bits (little-endian).
       for (int64_t k = 0; k < n; ++k) {
-        uint16_t bits = static_cast<uint16_t>(proto.int32_data(int(k)));
-        std::memcpy(out + 2 * k, &bits, 2);
+        uint32_t bits = static_cast<uint32_t>(proto.int32_data(int(k)));
+        std::memcpy(out + size * k, &bits, size);
       }
   }
   // A resource name the printer can show as it is.

@@ -36,8 +36,18 @@ std::string elementLimitText(int64_t limit = kMaxTensorElements);
 /// Formats a shape as DIMxDIM ("scalar" for rank 0).
 std::string shapeText(ArrayRef<int64_t> shape);
 
+/// ONNX data types newer than Debian's onnx 1.12 (TensorProto.DataType).
+enum NewerDataType : int32_t {
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUInt4 = 21,
+  kInt4 = 22,
+};
+
 /// The MLIR element type of an ONNX data type; null for types dtc does not
-/// hold (string, complex, float8).
+/// hold (string, complex).
 Type convertDataType(MLIRContext *context, int32_t dataType);
 
 /// The ONNX name of a data type ("FLOAT", "STRING", ...).

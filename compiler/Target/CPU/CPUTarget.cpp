@@ -9,6 +9,7 @@
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
 
+#include "dialects/DTG/Interp/Tensor.h"
 #include "dialects/Dist/IR/DistOps.h"
 #include "passes/Memory/Passes.h"
 
@@ -125,6 +126,32 @@ CppProgramTarget::emitPipelinedProgram(ArrayRef<ModuleOp> stages,
   return success();
 }
 
+/// Fails on an argument or result of `func` that the runtime cannot read or
+/// write: 8-bit floats and 4-bit integers live only inside the step.
+static LogicalResult checkBoundaryTypes(func::FuncOp func) {
+  auto check = [&](Type type, DictionaryAttr attrs, StringRef what,
+                   unsigned i) -> LogicalResult {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    if (!dtg::interp::isFloat8(element) && !dtg::interp::isInt4(element))
+      return success();
+    auto name = attrs ? attrs.getAs<StringAttr>("dtg.name") : StringAttr();
+    return func.emitError("the runtime reads and writes no 8-bit floats or "
+                          "4-bit integers, but ")
+           << what << " " << i << (name ? " ('" + name.str() + "')" : "")
+           << " of @" << func.getSymName() << " is " << type
+           << " (cast it to a wider type inside the model)";
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (failed(check(func.getArgument(i).getType(), func.getArgAttrDict(i),
+                     "argument", i)))
+      return failure();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (failed(check(func.getResultTypes()[i], func.getResultAttrDict(i),
+                     "result", i)))
+      return failure();
+  return success();
+}
+
 LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
                                           int64_t stage, StringRef weightsFile,
                                           llvm::raw_ostream &os) {
@@ -134,6 +161,8 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no @") << entry << " to emit";
+  if (failed(checkBoundaryTypes(func)))
+    return failure();
   WeightsLayout weights(func);
   os << "static const dtcrt_tensor_desc kArgs[] = {\n";
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -151,6 +180,8 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
     if (eval.getFunctionType().getInputs() !=
         func.getFunctionType().getInputs())
       return eval.emitError("@eval_step must take the arguments of @") << entry;
+    if (failed(checkBoundaryTypes(eval)))
+      return failure();
     os << "static const dtcrt_tensor_desc kEvalResults[] = {\n";
     for (unsigned i = 0; i < eval.getNumResults(); ++i)
       printDesc(os, eval, i, /*isArg=*/false, weights);

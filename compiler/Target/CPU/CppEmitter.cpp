@@ -116,11 +116,23 @@ std::string mlir::dtc::cpu::cTypeName(Type type) {
     return "dtck::bf16";
   if (type.isF16())
     return "dtck::f16";
+  if (isa<Float8E4M3FNType>(type))
+    return "dtck::f8e4m3fn";
+  if (isa<Float8E4M3FNUZType>(type))
+    return "dtck::f8e4m3fnuz";
+  if (isa<Float8E5M2Type>(type))
+    return "dtck::f8e5m2";
+  if (isa<Float8E5M2FNUZType>(type))
+    return "dtck::f8e5m2fnuz";
   if (type.isInteger(1))
     return "bool";
-  if (auto i = dyn_cast<IntegerType>(type))
-    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
-           "_t";
+  if (auto i = dyn_cast<IntegerType>(type)) {
+    // 4-bit integers are held one to a byte (casts keep them in range).
+    unsigned width = i.getWidth() == 4 ? 8 : i.getWidth();
+    if (width != 8 && width != 16 && width != 32 && width != 64)
+      return "";
+    return (i.isUnsigned() ? "uint" : "int") + std::to_string(width) + "_t";
+  }
   return "";
 }
 
@@ -133,6 +145,14 @@ std::string mlir::dtc::cpu::dtypeName(Type type) {
     return "bf16";
   if (type.isF16())
     return "f16";
+  if (isa<Float8E4M3FNType>(type))
+    return "f8e4m3fn";
+  if (isa<Float8E4M3FNUZType>(type))
+    return "f8e4m3fnuz";
+  if (isa<Float8E5M2Type>(type))
+    return "f8e5m2";
+  if (isa<Float8E5M2FNUZType>(type))
+    return "f8e5m2fnuz";
   if (type.isInteger(1))
     return "bool";
   if (auto i = dyn_cast<IntegerType>(type))

@@ -14,6 +14,7 @@
 
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/DTG/IR/DTGShapeInference.h"
+#include "dialects/DTG/Interp/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::dtc::cpu;
@@ -122,8 +123,30 @@ void mlir::dtc::cpu::registerElementwiseEmitters(EmitRegistry &registry) {
   addUnary<dtg::SoftplusOp>(registry, "softplus");
   addUnary<dtg::SoftsignOp>(registry, "softsign");
   addUnary<dtg::NotOp>(registry, "logicalNot");
-  // Element types are the buffers' (from and to deduced by the kernel).
-  addUnary<dtg::CastOp>(registry, "cast");
+  // Element types are the buffers' (from and to deduced by the kernel);
+  // ONNX's casts to 8-bit floats saturate unless told not to, and to 4-bit
+  // integers (held in a byte) round and saturate.
+  add<dtg::CastOp>(registry,
+                   [](Operation *op, KernelEmitter &e) -> LogicalResult {
+                     auto c = cast<dtg::CastOp>(op);
+                     if (dimsOf(c.getOperand()) != dimsOf(c.getResult()))
+                       return op->emitError("operand and result shapes differ");
+                     Type to = c.getType().getElementType();
+                     SmallVector<std::string> args = {e.shape(c.getResult()),
+                                                      e.buffer(c.getOperand())};
+                     std::string kernel = "cast";
+                     if (dtg::interp::isInt4(to)) {
+                       kernel = "castToInt4";
+                       args.append({to.isUnsignedInteger() ? "0" : "-8",
+                                    to.isUnsignedInteger() ? "15" : "7"});
+                     } else if (dtg::interp::isFloat8(to) &&
+                                c.getSaturate().value_or(true)) {
+                       kernel = "castSaturating";
+                     }
+                     args.push_back(e.buffer(c.getResult()));
+                     e.call(kernel, args);
+                     return success();
+                   });
 
   // Activations and tests with attributes: kernel(shape, x, attrs..., y).
   addUnary<dtg::GeluOp>(registry, "gelu", [](dtg::GeluOp op) {

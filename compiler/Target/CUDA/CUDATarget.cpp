@@ -31,10 +31,11 @@ namespace {
 const llvm::StringSet<> &libraryKernels() {
   static const llvm::StringSet<> kernels = {
       // Elementwise (dtck's, over device loops).
-      "abs", "add", "cast", "div", "equal", "exp", "gelu", "greater",
-      "greaterEqual", "less", "lessEqual", "log", "logicalAnd", "logicalNot",
-      "logicalOr", "max", "min", "mul", "neg", "pow", "reciprocal", "relu",
-      "rsqrt", "sigmoid", "sqrt", "sub", "tanh", "where",
+      "abs", "add", "cast", "castSaturating", "castToInt4", "div", "equal",
+      "exp", "gelu", "greater", "greaterEqual", "less", "lessEqual", "log",
+      "logicalAnd", "logicalNot", "logicalOr", "max", "min", "mul", "neg",
+      "pow", "reciprocal", "relu", "rsqrt", "sigmoid", "sqrt", "sub", "tanh",
+      "where",
       // Rows and reductions.
       "reduceSum", "reduceMean", "reduceMax", "reduceMin", "softmax",
       "logSoftmax", "layerNorm", "nllLoss",

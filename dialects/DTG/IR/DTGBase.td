@@ -34,6 +34,8 @@ def DTG_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
 def DTG_IntTensor : StaticShapeTensorOf<[AnySignlessInteger]>;
 def DTG_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def DTG_BoolTensor : StaticShapeTensorOf<[I1]>;
+def DTG_BitsTensor
+    : StaticShapeTensorOf<[AnySignlessInteger, AnyUnsignedInteger]>;
 
 class DTG_Op<string mnemonic, list<Trait> traits = []>
     : Op<DTG_Dialect, mnemonic, !listconcat(traits, [Pure])>;

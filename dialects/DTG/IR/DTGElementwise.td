@@ -37,7 +37,8 @@ def DTG_SigmoidOp : DTG_UnaryOp<"sigmoid", "Logistic sigmoid 1/(1+exp(-x)) of ea
 def DTG_ReluOp : DTG_UnaryOp<"relu", "max(x, 0) of each element.", DTG_Tensor>;
 def DTG_SoftplusOp : DTG_UnaryOp<"softplus", "log(1 + exp(x)) of each element.">;
 def DTG_SoftsignOp : DTG_UnaryOp<"softsign", "x / (1 + |x|) of each element.">;
-def DTG_NotOp : DTG_UnaryOp<"not", "Logical negation of each boolean.", DTG_BoolTensor>;
+def DTG_NotOp : DTG_UnaryOp<"not",
+    "Logical negation of booleans, bitwise of other integers.", DTG_BitsTensor>;
 
 //===----------------------------------------------------------------------===//
 // Unary activations with parameters.
@@ -153,12 +154,15 @@ def DTG_ModOp : DTG_BinaryOp<"mod",
     "Elementwise remainder; sign of the divisor, or of the dividend with fmod."> {
   let arguments = (ins DTG_Tensor:$lhs, DTG_Tensor:$rhs, BoolAttr:$fmod);
 }
-def DTG_AndOp : DTG_BinaryOp<"and", "Logical and with broadcasting.",
-                             DTG_BoolTensor, [Commutative]>;
-def DTG_OrOp : DTG_BinaryOp<"or", "Logical or with broadcasting.",
-                            DTG_BoolTensor, [Commutative]>;
-def DTG_XorOp : DTG_BinaryOp<"xor", "Logical exclusive or with broadcasting.",
-                             DTG_BoolTensor, [Commutative]>;
+// On booleans logical, on other integers bitwise (ONNX's And and
+// BitwiseAnd, ...): the same on 0 and 1.
+def DTG_AndOp : DTG_BinaryOp<"and", "And (logical or bitwise) with broadcasting.",
+                             DTG_BitsTensor, [Commutative]>;
+def DTG_OrOp : DTG_BinaryOp<"or", "Or (logical or bitwise) with broadcasting.",
+                            DTG_BitsTensor, [Commutative]>;
+def DTG_XorOp : DTG_BinaryOp<"xor",
+    "Exclusive or (logical or bitwise) with broadcasting.", DTG_BitsTensor,
+    [Commutative]>;
 
 def DTG_EqualOp : DTG_CompareOp<"equal", "True where elements are equal.">;
 def DTG_LessOp : DTG_CompareOp<"less", "True where lhs < rhs.">;
@@ -191,16 +195,23 @@ def DTG_CastOp : DTG_Op<"cast", [Elementwise]> {
   let summary = "Converts each element to the result's element type.";
   let description = [{
     Float to integer truncates toward zero; to `i1` is `x != 0`; float to
-    narrower float rounds to nearest even.
+    narrower float rounds to nearest even. As ONNX's Cast: to a 4-bit
+    integer rounds to nearest even and saturates; to an 8-bit float
+    (`f8E4M3FN`, `f8E4M3FNUZ`, `f8E5M2`, `f8E5M2FNUZ`) takes values beyond
+    the largest finite one, infinities included, to it (of their sign)
+    unless `saturate` is false, when they become what the type has
+    (infinity for `f8E5M2`, NaN for the others). `saturate` (absent: true)
+    means nothing for other result types.
 
     ```mlir
     %y = dtg.cast %x : tensor<4xf32> -> tensor<4xi64>
+    %z = dtg.cast %x {saturate = false} : tensor<4xf32> -> tensor<4xf8E5M2>
     ```
 
     Constraints:
     - operand and result have the same shape (the Elementwise trait).
   }];
-  let arguments = (ins DTG_Tensor:$operand);
+  let arguments = (ins DTG_Tensor:$operand, OptionalAttr<BoolAttr>:$saturate);
   let results = (outs DTG_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
   let hasFolder = 1;

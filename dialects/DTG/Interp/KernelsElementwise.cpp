@@ -157,7 +157,15 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
   addUnary<SoftplusOp>(registry, softplus);
   addUnary<SoftsignOp>(registry,
                        [](double x) { return x / (1.0 + std::fabs(x)); });
-  addUnary<NotOp>(registry, [](double x) { return x != 0.0 ? 0.0 : 1.0; });
+  registry.add<NotOp>(
+      [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
+        Tensor result = makeResult(op->getResult(0).getType());
+        bool logical = result.elementType.isInteger(1);
+        for (int64_t k = 0, e = result.numElements(); k < e; ++k)
+          result.setInt(k, logical ? !in[0].i[k] : ~in[0].i[k]);
+        out.push_back(std::move(result));
+        return success();
+      });
 
   addUnaryWithOp<GeluOp>(registry, [](GeluOp op, double x) {
     if (op.getApproximate())
@@ -252,13 +260,14 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
         return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
       },
       [](int64_t a, int64_t b) { return std::min(a, b); });
+  // Bitwise on the values as held (booleans are 0 or 1; the result wraps to
+  // the element type).
   addBinary<AndOp>(registry, nullptr,
-                   [](int64_t a, int64_t b) -> int64_t { return a && b; });
+                   [](int64_t a, int64_t b) -> int64_t { return a & b; });
   addBinary<OrOp>(registry, nullptr,
-                  [](int64_t a, int64_t b) -> int64_t { return a || b; });
-  addBinary<XorOp>(registry, nullptr, [](int64_t a, int64_t b) -> int64_t {
-    return (a != 0) != (b != 0);
-  });
+                  [](int64_t a, int64_t b) -> int64_t { return a | b; });
+  addBinary<XorOp>(registry, nullptr,
+                   [](int64_t a, int64_t b) -> int64_t { return a ^ b; });
 
   registry.add<ModOp>([](Operation *op, ArrayRef<Tensor> in,
                          SmallVectorImpl<Tensor> &out) -> LogicalResult {
@@ -325,8 +334,14 @@ void mlir::dtg::interp::registerElementwiseKernels(KernelRegistry &registry) {
       [](Operation *op, ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &out) {
         Tensor result = makeResult(op->getResult(0).getType());
         const Tensor &src = in[0];
+        Type to = result.elementType;
+        bool saturate = cast<CastOp>(op).getSaturate().value_or(true);
         for (int64_t k = 0, e = result.numElements(); k < e; ++k) {
-          if (src.isFloat())
+          if (isInt4(to))
+            result.i[k] = castToInt4(to, src.get(k));
+          else if (isFloat8(to))
+            result.f[k] = castToFloatType(to, src.get(k), saturate);
+          else if (src.isFloat())
             result.set(k, src.f[k]); // trunc toward zero for integers; NaN -> 0
           else
             result.setInt(k, src.i[k]);

@@ -7,6 +7,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -124,7 +125,48 @@ int64_t BroadcastIndexer::operator()(int64_t resultIndex) const {
 bool mlir::dtg::interp::isSupportedElementType(Type type) {
   if (auto intType = dyn_cast<IntegerType>(type))
     return intType.getWidth() <= 64 && !intType.isSigned();
-  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
+         isFloat8(type);
+}
+
+bool mlir::dtg::interp::isFloat8(Type type) {
+  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+             Float8E5M2FNUZType>(type);
+}
+
+bool mlir::dtg::interp::isInt4(Type type) {
+  auto intType = dyn_cast<IntegerType>(type);
+  return intType && intType.getWidth() == 4;
+}
+
+double mlir::dtg::interp::floatFromBits(Type type, uint64_t bits) {
+  auto floatType = cast<FloatType>(type);
+  APFloat v(floatType.getFloatSemantics(), APInt(floatType.getWidth(), bits));
+  bool losesInfo = false;
+  v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return v.convertToDouble();
+}
+
+double mlir::dtg::interp::castToFloatType(Type type, double value,
+                                          bool saturate) {
+  if (saturate && isFloat8(type) && !std::isnan(value)) {
+    APFloat largest =
+        APFloat::getLargest(cast<FloatType>(type).getFloatSemantics());
+    bool losesInfo = false;
+    largest.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+    double max = largest.convertToDouble();
+    value = std::clamp(value, -max, max);
+  }
+  return roundToFloatType(type, value);
+}
+
+int64_t mlir::dtg::interp::castToInt4(Type type, double value) {
+  if (std::isnan(value))
+    return 0;
+  bool isUnsigned = cast<IntegerType>(type).isUnsigned();
+  double low = isUnsigned ? 0 : -8, high = isUnsigned ? 15 : 7;
+  return static_cast<int64_t>(std::nearbyint(std::clamp(value, low, high)));
 }
 
 FailureOr<Tensor> mlir::dtg::interp::tensorFromAttr(ElementsAttr attr) {
@@ -171,13 +213,9 @@ FailureOr<Tensor> mlir::dtg::interp::tensorFromAttr(ElementsAttr attr) {
       } else if (et.isF64()) {
         std::memcpy(&t.f[k], p, 8);
       } else if (t.isFloat()) {
-        uint16_t bits;
-        std::memcpy(&bits, p, 2);
-        APFloat v(cast<FloatType>(et).getFloatSemantics(), APInt(16, bits));
-        bool losesInfo = false;
-        v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                  &losesInfo);
-        t.f[k] = v.convertToDouble();
+        uint64_t bits = 0;
+        std::memcpy(&bits, p, bytes);
+        t.f[k] = floatFromBits(et, bits);
       } else {
         uint64_t bits = 0;
         std::memcpy(&bits, p, bytes);

@@ -58,6 +58,20 @@ double roundToFloatType(Type type, double value);
 /// Wraps `value` to integer type `type` (two's complement; i1 is value != 0).
 int64_t wrapToIntegerType(Type type, int64_t value);
 
+/// True for the 8-bit floats (ONNX's FLOAT8E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ).
+bool isFloat8(Type type);
+/// True for the 4-bit integers (ONNX's INT4, UINT4).
+bool isInt4(Type type);
+/// The value of a float of type `type` (not f32 or f64) given its bits.
+double floatFromBits(Type type, uint64_t bits);
+/// `value` converted as ONNX's Cast converts to `type`: an 8-bit float
+/// rounds to nearest even and, with `saturate`, takes out-of-range values
+/// and infinities to the type's largest finite value of their sign
+/// (without, they become infinity or NaN as the type has them); a 4-bit
+/// integer rounds to nearest even and saturates; other types as `set`.
+double castToFloatType(Type type, double value, bool saturate);
+int64_t castToInt4(Type type, double value);
+
 /// Row-major strides of `shape`.
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape);
 
@@ -81,8 +95,9 @@ FailureOr<Tensor> tensorFromAttr(ElementsAttr attr);
 /// Converts a tensor to a DenseElementsAttr of its type.
 DenseElementsAttr tensorToAttr(const Tensor &tensor);
 
-/// True for element types the interpreter holds: floats of 16, 32, 64 bits,
-/// and signless or unsigned integers up to 64 bits.
+/// True for element types the interpreter holds: floats of 8 (the four
+/// ONNX kinds), 16, 32 and 64 bits, and signless or unsigned integers up to
+/// 64 bits.
 bool isSupportedElementType(Type type);
 
 } // namespace mlir::dtg::interp

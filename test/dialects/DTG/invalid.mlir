@@ -22,10 +22,10 @@ func.func @float_only(%x: tensor<4xi32>) {
 
 // -----
 
-// Tests that the logical ops take only booleans.
-func.func @bool_only(%x: tensor<4xi32>) {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor of 1-bit signless integer values, but got 'tensor<4xi32>'}}
-  %0 = dtg.and %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi1>
+// Tests that the logical (bitwise) ops take only integers.
+func.func @integers_only(%x: tensor<4xf32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of signless integer or unsigned integer values, but got 'tensor<4xf32>'}}
+  %0 = dtg.and %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return
 }
 

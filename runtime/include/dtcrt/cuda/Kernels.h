@@ -33,6 +33,8 @@ using dtck::Shape;
 using dtck::abs;
 using dtck::add;
 using dtck::cast;
+using dtck::castSaturating;
+using dtck::castToInt4;
 using dtck::div;
 using dtck::equal;
 using dtck::exp;

@@ -161,8 +161,98 @@ struct f16 {
   }
 };
 
-/// The type arithmetic on T is done in: float for 16-bit floats, T itself
-/// for float and double, int64_t for integers, bool for bool.
+//===----------------------------------------------------------------------===//
+// 8-bit floats (ONNX's FLOAT8 types): stored in 8 bits, computed in float.
+//===----------------------------------------------------------------------===//
+
+/// How an 8-bit float spells what lies outside the finite numbers.
+enum class F8Kind {
+  Ieee, // E5M2: infinities and NaNs at the top exponent, as IEEE 754
+  Fn,   // E4M3FN: no infinities, NaN at all ones (sign either way)
+  Fnuz, // E4M3FNUZ, E5M2FNUZ: no infinities, no -0, NaN is 0x80
+};
+
+/// An 8-bit float with kMant mantissa bits and exponent bias kBias, rounded
+/// to nearest even from float; a value beyond the largest finite one
+/// becomes infinity or NaN as the kind has them (the saturating conversion
+/// of ONNX's Cast is scalar::castSaturating).
+template <int kMant, int kBias, F8Kind kKind> struct f8 {
+  uint8_t bits;
+  /// Exponent of the smallest normal number.
+  static constexpr int kMinExp = 1 - kBias;
+  f8() = default;
+  DTCK_HD f8(float f) {
+    uint32_t u = floatBits(f);
+    uint8_t sign = uint8_t((u >> 24) & 0x80);
+    uint32_t abs = u & 0x7fffffff;
+    if (abs > 0x7f800000) {
+      bits = nanBits(sign);
+      return;
+    }
+    // Round to a multiple of the 8-bit float's spacing at this magnitude
+    // (exact scalings by powers of two; nearbyint rounds half to even).
+    int exp = int(abs >> 23) - 127;
+    exp = exp < kMinExp ? kMinExp : exp;
+    float spacing = bitsFloat(uint32_t(exp - kMant + 127) << 23);
+    float r = std::nearbyint(bitsFloat(abs) / spacing) * spacing;
+    if (r > largest()) {
+      bits = kKind == F8Kind::Ieee ? uint8_t(sign | 0x7c) : nanBits(sign);
+      return;
+    }
+    if (r == 0.0f) {
+      bits = kKind == F8Kind::Fnuz ? 0 : sign;
+      return;
+    }
+    uint32_t ur = floatBits(r);
+    int rexp = int(ur >> 23) - 127;
+    if (rexp < kMinExp) // subnormal: a multiple of the smallest spacing
+      bits = uint8_t(sign | uint32_t(r / spacing));
+    else
+      bits = uint8_t(sign | uint32_t(rexp + kBias) << kMant |
+                     ((ur >> (23 - kMant)) & ((1u << kMant) - 1)));
+  }
+  DTCK_HD operator float() const {
+    float sign = bits & 0x80 ? -1.0f : 1.0f;
+    uint32_t exp = (bits & 0x7f) >> kMant, mant = bits & ((1u << kMant) - 1);
+    if (kKind == F8Kind::Fnuz ? bits == 0x80
+        : kKind == F8Kind::Fn ? (bits & 0x7f) == 0x7f
+                              : exp == (0x7fu >> kMant) && mant != 0)
+      return bitsFloat(0x7fc00000);
+    if (kKind == F8Kind::Ieee && exp == (0x7fu >> kMant))
+      return sign * bitsFloat(0x7f800000);
+    if (exp == 0)
+      return sign * float(mant) *
+             bitsFloat(uint32_t(kMinExp - kMant + 127) << 23);
+    return bitsFloat((bits & 0x80u) << 24 |
+                     uint32_t(int(exp) - kBias + 127) << 23 |
+                     mant << (23 - kMant));
+  }
+  /// The largest finite value.
+  static DTCK_HD float largest() {
+    int topExp = (0x7f >> kMant) - (kKind == F8Kind::Ieee ? 1 : 0);
+    uint32_t topMant =
+        (1u << kMant) - (kKind == F8Kind::Fn ? 2 : 1); // Fn: all ones is NaN
+    return bitsFloat(uint32_t(topExp - kBias + 127) << 23 |
+                     topMant << (23 - kMant));
+  }
+
+private:
+  static DTCK_HD uint8_t nanBits(uint8_t sign) {
+    return kKind == F8Kind::Fnuz ? 0x80
+           : kKind == F8Kind::Fn ? uint8_t(sign | 0x7f)
+                                 : uint8_t(sign | 0x7e);
+  }
+};
+using f8e4m3fn = f8<3, 7, F8Kind::Fn>;
+using f8e4m3fnuz = f8<3, 8, F8Kind::Fnuz>;
+using f8e5m2 = f8<2, 15, F8Kind::Ieee>;
+using f8e5m2fnuz = f8<2, 16, F8Kind::Fnuz>;
+
+template <typename T> constexpr bool isFloat8 = false;
+template <int M, int B, F8Kind K> constexpr bool isFloat8<f8<M, B, K>> = true;
+
+/// The type arithmetic on T is done in: float for 8- and 16-bit floats, T
+/// itself for float and double, int64_t for integers, bool for bool.
 template <typename T> struct ComputeType {
   using type =
       std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>,
@@ -170,11 +260,15 @@ template <typename T> struct ComputeType {
 };
 template <> struct ComputeType<bf16> { using type = float; };
 template <> struct ComputeType<f16> { using type = float; };
+template <int M, int B, F8Kind K> struct ComputeType<f8<M, B, K>> {
+  using type = float;
+};
 template <typename T> using compute_t = typename ComputeType<T>::type;
 
 template <typename T>
-constexpr bool isFloating = std::is_floating_point_v<T> ||
-                            std::is_same_v<T, bf16> || std::is_same_v<T, f16>;
+constexpr bool isFloating =
+    std::is_floating_point_v<T> || std::is_same_v<T, bf16> ||
+    std::is_same_v<T, f16> || isFloat8<T>;
 
 /// Converts a computed value back to storage type T: floats round; integers
 /// wrap (two's complement) as the interpreter's wrapToIntegerType does;

@@ -338,14 +338,19 @@ DTCK_UNARY(softsign, v / (C(1) + std::fabs(v)))
 #undef DTCK_UNARY
 
 namespace scalar {
-/// Logical negation of a boolean.
-DTCK_HD inline bool logicalNot(bool x) { return !x; }
+/// Negation of a boolean, bitwise of another integer.
+template <typename T> DTCK_HD inline T logicalNot(T x) {
+  if constexpr (std::is_same_v<T, bool>)
+    return !x;
+  else
+    return static_cast<T>(~x);
+}
 } // namespace scalar
 
-/// Logical negation of booleans (`not` is a C++ keyword).
-inline void logicalNot(const Shape &s, const bool *x, bool *y) {
+/// Negation of booleans, bitwise of other integers (`not` is a C++ keyword).
+template <typename T> inline void logicalNot(const Shape &s, const T *x, T *y) {
   detail::mapEach(s, x, y,
-                  [] DTCK_LAMBDA(bool v) { return scalar::logicalNot(v); });
+                  [] DTCK_LAMBDA(T v) { return scalar::logicalNot(v); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -609,11 +614,18 @@ template <typename T> DTCK_HD inline T mod(T p, T q, bool fmod) {
   }
 }
 
-/// Logical and, or, exclusive or (the names avoid C++'s alternative tokens
-/// `and`, `or`, `xor`).
-DTCK_HD inline bool logicalAnd(bool x, bool y) { return x && y; }
-DTCK_HD inline bool logicalOr(bool x, bool y) { return x || y; }
-DTCK_HD inline bool logicalXor(bool x, bool y) { return x != y; }
+/// And, or, exclusive or: of booleans logical, of other integers bitwise
+/// (the same on 0 and 1; the names avoid C++'s alternative tokens `and`,
+/// `or`, `xor`).
+template <typename T> DTCK_HD inline T logicalAnd(T x, T y) {
+  return static_cast<T>(x & y);
+}
+template <typename T> DTCK_HD inline T logicalOr(T x, T y) {
+  return static_cast<T>(x | y);
+}
+template <typename T> DTCK_HD inline T logicalXor(T x, T y) {
+  return static_cast<T>(x ^ y);
+}
 
 } // namespace scalar
 
@@ -625,21 +637,24 @@ inline void mod(const Shape &sa, const Shape &sb, const Shape &sr, const T *a,
   });
 }
 
+template <typename T>
 inline void logicalAnd(const Shape &sa, const Shape &sb, const Shape &sr,
-                       const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(bool p, bool q) {
+                       const T *a, const T *b, T *r) {
+  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(T p, T q) {
     return scalar::logicalAnd(p, q);
   });
 }
+template <typename T>
 inline void logicalOr(const Shape &sa, const Shape &sb, const Shape &sr,
-                      const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(bool p, bool q) {
+                      const T *a, const T *b, T *r) {
+  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(T p, T q) {
     return scalar::logicalOr(p, q);
   });
 }
+template <typename T>
 inline void logicalXor(const Shape &sa, const Shape &sb, const Shape &sr,
-                       const bool *a, const bool *b, bool *r) {
-  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(bool p, bool q) {
+                       const T *a, const T *b, T *r) {
+  detail::binaryMap(sa, sb, sr, a, b, r, [] DTCK_LAMBDA(T p, T q) {
     return scalar::logicalXor(p, q);
   });
 }
@@ -692,6 +707,27 @@ template <typename To, typename From> DTCK_HD inline To cast(From x) {
     return detail::fromInt<To>(static_cast<int64_t>(x));
 }
 
+/// ONNX's saturating Cast to an 8-bit float: a value beyond the largest
+/// finite one (infinities included) becomes it, of its sign.
+template <typename To, typename From> DTCK_HD inline To castSaturating(From x) {
+  double v = detail::toDouble(x);
+  double max = To::largest();
+  if (!std::isnan(v))
+    v = v > max ? max : v < -max ? -max : v;
+  return detail::roundTo<To>(v);
+}
+
+/// ONNX's Cast to a 4-bit integer held in To (int8_t, uint8_t): rounded to
+/// nearest even and saturated to [lo, hi]; NaN is 0.
+template <typename To, typename From>
+DTCK_HD inline To castToInt4(From x, int lo, int hi) {
+  double v = detail::toDouble(x);
+  if (std::isnan(v))
+    return To(0);
+  v = v > hi ? hi : v < lo ? lo : v;
+  return To(std::nearbyint(v));
+}
+
 } // namespace scalar
 
 /// r = condition ? onTrue : onFalse, after broadcasting all three.
@@ -724,6 +760,24 @@ template <typename From, typename To>
 inline void cast(const Shape &s, const From *x, To *y) {
   detail::mapEach(s, x, y,
                   [] DTCK_LAMBDA(From v) { return scalar::cast<To>(v); });
+}
+
+/// Converts each element to the 8-bit float To, saturating
+/// (scalar::castSaturating).
+template <typename From, typename To>
+inline void castSaturating(const Shape &s, const From *x, To *y) {
+  detail::mapEach(s, x, y, [] DTCK_LAMBDA(From v) {
+    return scalar::castSaturating<To>(v);
+  });
+}
+
+/// Converts each element to a 4-bit integer of range [lo, hi] held in To
+/// (scalar::castToInt4).
+template <typename From, typename To>
+inline void castToInt4(const Shape &s, const From *x, int lo, int hi, To *y) {
+  detail::mapEach(s, x, y, [lo, hi] DTCK_LAMBDA(From v) {
+    return scalar::castToInt4<To>(v, lo, hi);
+  });
 }
 
 } // namespace dtck
