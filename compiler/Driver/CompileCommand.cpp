@@ -619,6 +619,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (!parseShapeOptions(shapes, options))
     return 1;
   options.requireWeights = !cmd.planOnly;
+  // Warned once, not for each plan autotune (quiet) makes.
+  options.forTraining = !cmd.quiet;
   // `dtc plan` reports a plan over the limit (and what would fit) rather
   // than failing in recompute.
   double recomputeLimitGiB =

@@ -60,6 +60,7 @@ int mlir::dtc::runInterpretTrainCommand(
   ImportOptions options;
   if (!parseShapeOptions(shapes, options))
     return 1;
+  options.forTraining = true;
 
   MLIRContext context;
   context.disableMultithreading();

@@ -5,6 +5,7 @@
 #include "dialects/DTG/Interp/Interpreter.h"
 
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
@@ -342,6 +343,38 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
+void GraphImporter::warnIfOptimizedExport() {
+  if (model.producer_name() != "pytorch")
+    return;
+  // torch.onnx.export(..., dynamo=True) with optimize=True (its default)
+  // names the constants it folds val_N: transposed weights become new
+  // parameters, a tied weight two, and eval-mode BatchNormalization
+  // disappears into the convolution before it.
+  SmallVector<StringRef> folded;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto role = func.getArgAttrOfType<StringAttr>(i, attrs::kRole);
+    auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kName);
+    StringRef digits;
+    if (role && role.getValue() == "parameter" && name &&
+        name.getValue().starts_with("val_") &&
+        !(digits = name.getValue().drop_front(4)).empty() &&
+        llvm::all_of(digits, [](char c) { return llvm::isDigit(c); }))
+      folded.push_back(name.getValue());
+  }
+  if (folded.empty())
+    return;
+  emitWarning(fileLoc) << folded.size()
+                       << " parameters have the names PyTorch 2's exporter "
+                          "gives the constants its optimizer folds ('"
+                       << folded.front()
+                       << "', ...): the export was optimized for inference, "
+                          "which unties tied weights and folds eval-mode "
+                          "BatchNormalization into convolutions; to train as "
+                          "PyTorch does, export with "
+                          "torch.onnx.export(..., dynamo=True, "
+                          "optimize=False)";
+}
+
 LogicalResult
 GraphImporter::addAppendedLossValues(SmallVectorImpl<std::string> &names,
                                      SmallVectorImpl<Value> &results) {
@@ -424,6 +457,8 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
                                          ValueRange(results).getTypes()));
   for (auto [i, name] : llvm::enumerate(names))
     func.setResultAttr(i, attrs::kName, StringAttr::get(context, name));
+  if (options.forTraining)
+    warnIfOptimizedExport();
   if (failed(verify(*module)))
     return failure();
   return std::move(module);

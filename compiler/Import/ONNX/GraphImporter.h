@@ -50,6 +50,9 @@ private:
   LogicalResult collectInitializers();
   LogicalResult collectInputs();
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index);
+  /// Warns if the parameters carry the names PyTorch 2's exporter gives the
+  /// initializers its optimizer folds.
+  void warnIfOptimizedExport();
   Location nodeLocation(const onnx::NodeProto &node, unsigned index);
 
   /// The value of ONNX name `name`, materializing arguments and constants on

@@ -48,6 +48,9 @@ struct ImportOptions {
   /// traces eval mode only) normalizes with the batch's statistics and
   /// updates its running statistics, as under PyTorch's model.train().
   bool trainBatchNorm = false;
+  /// The import is for a training step (compile, interpret-train, plan,
+  /// autotune): warn where the model looks optimized for inference.
+  bool forTraining = false;
   /// A loss the training step appends (--loss KIND --logits NAME --labels
   /// NAME): the import makes `logits` an output if it is an inner value of
   /// the graph (a classifier whose output is its softmax), and adds `labels`
