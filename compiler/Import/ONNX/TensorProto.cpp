@@ -122,7 +122,7 @@ static int64_t rawByteCount(Type type, int64_t n) {
   return dtg::interp::isInt4(type) ? (n + 1) / 2 : n * rawElementSize(type);
 }
 
-/// Element `k` of 4-bit integers packed two to a byte in `bytes`.
+/// Element `k` of 4-bit integers packed two to a byte, from its byte.
 static int64_t unpackInt4(Type type, uint8_t byte, int64_t k) {
   return dtg::interp::wrapToIntegerType(type, k % 2 ? byte >> 4 : byte & 15);
 }

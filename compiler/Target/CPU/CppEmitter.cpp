@@ -107,6 +107,20 @@ std::string KernelEmitter::quoted(StringRef text) {
   return s + "\"";
 }
 
+/// The name of an 8-bit float type, as dtck's type and as a dtype; empty
+/// for other types.
+static StringRef float8Name(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return "f8e4m3fn";
+  if (isa<Float8E4M3FNUZType>(type))
+    return "f8e4m3fnuz";
+  if (isa<Float8E5M2Type>(type))
+    return "f8e5m2";
+  if (isa<Float8E5M2FNUZType>(type))
+    return "f8e5m2fnuz";
+  return "";
+}
+
 std::string mlir::dtc::cpu::cTypeName(Type type) {
   if (type.isF32())
     return "float";
@@ -116,14 +130,8 @@ std::string mlir::dtc::cpu::cTypeName(Type type) {
     return "dtck::bf16";
   if (type.isF16())
     return "dtck::f16";
-  if (isa<Float8E4M3FNType>(type))
-    return "dtck::f8e4m3fn";
-  if (isa<Float8E4M3FNUZType>(type))
-    return "dtck::f8e4m3fnuz";
-  if (isa<Float8E5M2Type>(type))
-    return "dtck::f8e5m2";
-  if (isa<Float8E5M2FNUZType>(type))
-    return "dtck::f8e5m2fnuz";
+  if (StringRef name = float8Name(type); !name.empty())
+    return ("dtck::" + name).str();
   if (type.isInteger(1))
     return "bool";
   if (auto i = dyn_cast<IntegerType>(type)) {
@@ -145,14 +153,8 @@ std::string mlir::dtc::cpu::dtypeName(Type type) {
     return "bf16";
   if (type.isF16())
     return "f16";
-  if (isa<Float8E4M3FNType>(type))
-    return "f8e4m3fn";
-  if (isa<Float8E4M3FNUZType>(type))
-    return "f8e4m3fnuz";
-  if (isa<Float8E5M2Type>(type))
-    return "f8e5m2";
-  if (isa<Float8E5M2FNUZType>(type))
-    return "f8e5m2fnuz";
+  if (StringRef name = float8Name(type); !name.empty())
+    return name.str();
   if (type.isInteger(1))
     return "bool";
   if (auto i = dyn_cast<IntegerType>(type))
