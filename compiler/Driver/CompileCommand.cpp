@@ -430,9 +430,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     llvm::sys::path::append(p, name);
     return std::string(p);
   };
-  CPUTargetOptions targetOptions;
-  targetOptions.arch = cmd.cpuArch;
-  std::unique_ptr<TargetInfo> target = createCPUTargetInfo(targetOptions);
+  std::unique_ptr<TargetInfo> target = makeTarget(cmd);
   std::string source;
   llvm::raw_string_ostream os(source);
   if (failed(target->emitPipelinedProgram(modules, weightsFiles, os)))
@@ -440,7 +438,8 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
   std::string plan;
   llvm::raw_string_ostream planOs(plan);
   planOs << llvm::formatv("{0:2}", merged) << "\n";
-  if (failed(writeFile(path("train.cpp"), source)) ||
+  std::string sourceName = cmd.target == "cuda" ? "train.cu" : "train.cpp";
+  if (failed(writeFile(path(sourceName), source)) ||
       failed(writeFile(path("plan.json"), plan)))
     return 1;
   for (int64_t s = 0; s < pp; ++s) {
@@ -464,7 +463,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
                          "': " + ec.message());
   std::string log;
   TimingScope buildTimer = root.nest("host compiler (train)");
-  if (!target->buildExecutable(path("train.cpp"), path("train"), log))
+  if (!target->buildExecutable(path(sourceName), path("train"), log))
     return reportError(log);
   buildTimer.stop();
   llvm::errs() << "dtc: wrote " << path("train") << " (" << pp
@@ -531,11 +530,6 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
                        "'");
   if (cmd.cudaEmulation && cmd.target != "cuda")
     return reportError("--cuda-emulation needs --target cuda");
-  if (cmd.target == "cuda" && pp != 1)
-    return reportError("--target cuda: --mesh " + cmd.mesh +
-                       " has pp=" + Twine(pp) +
-                       "; pipeline stages are not built for the CUDA target "
-                       "yet (dp and tp are: NCCL)");
   if (cmd.target == "cuda") {
     SmallVector<StringRef> archs;
     StringRef(cmd.cudaArchs).split(archs, ',');

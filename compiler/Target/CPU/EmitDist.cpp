@@ -124,9 +124,6 @@ void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
                          int64_t shift) -> LogicalResult {
     if (failed(e.checkTensors(op)))
       return failure();
-    if (e.cuda())
-      return op->emitError("the CUDA target has no point-to-point transfers "
-                           "(pipeline stages) yet");
     int mask = meshAxesMask({StringAttr::get(op->getContext(), axis)});
     if (mask < 0)
       return op->emitError("the CPU runtime has channels for the mesh axes "
@@ -134,9 +131,11 @@ void mlir::dtc::cpu::registerDistEmitters(EmitRegistry &registry) {
              << axis;
     auto type = cast<RankedTensorType>(data.getType());
     int64_t bytes = memory::byteSize(type);
-    e.statement("dtcrt_comm_" + name.str() + "(ctx, " + std::to_string(mask) +
-                ", " + std::to_string(shift) + ", " + e.buffer(data) + ", " +
-                std::to_string(bytes) + ");");
+    // The CUDA target's go through host memory (runtime/include/dtcrt/cuda/
+    // Nccl.h), with the same arguments.
+    e.statement((e.cuda() ? "dtcg_comm_" : "dtcrt_comm_") + name.str() +
+                "(ctx, " + std::to_string(mask) + ", " + std::to_string(shift) +
+                ", " + e.buffer(data) + ", " + std::to_string(bytes) + ");");
     return success();
   };
   registry.add<dist::SendOp>([=](Operation *op, KernelEmitter &e) {

@@ -65,6 +65,20 @@ inline std::vector<Group *> &liveGroups() {
   return groups;
 }
 
+/// Pinned host memory of at least `bytes` for pipeline transfers (reused:
+/// the transfers of a step run one after another on the host).
+inline void *hostStaging(size_t bytes) {
+  static void *p = nullptr;
+  static size_t size = 0;
+  if (bytes > size) {
+    if (p)
+      check(cudaFreeHost(p), "freeing pipeline staging memory");
+    check(cudaMallocHost(&p, bytes), "allocating pipeline staging memory");
+    size = bytes;
+  }
+  return p;
+}
+
 inline cudaStream_t commStream() {
   static cudaStream_t s = createStream("creating the communication stream");
   return s;
@@ -409,6 +423,32 @@ inline void dtcg_comm_wait(dtcrt_step_ctx *, int slot) {
       cudaStreamWaitEvent(dtcg::stream(), dtcg::nccl::slotEvent(slot), 0),
       "waiting for a collective");
 }
+/// A pipeline transfer (dist.send/recv between stages): through pinned host
+/// memory and the CPU runtime's channel of the axis (MPI), which copies what
+/// it sends, so one staging buffer serves every transfer. NCCL's own
+/// point-to-point calls would skip the host; this path is the one that the
+/// host emulation checks.
+inline void dtcg_comm_send(dtcrt_step_ctx *ctx, int axes, int shift,
+                           const void *in, int64_t bytes) {
+  void *host = dtcg::nccl::hostStaging(size_t(bytes));
+  dtcg::check(cudaMemcpyAsync(host, in, size_t(bytes), cudaMemcpyDeviceToHost,
+                              dtcg::stream()),
+              "copying a pipeline transfer to the host");
+  dtcg::check(cudaStreamSynchronize(dtcg::stream()),
+              "copying a pipeline transfer to the host");
+  dtcrt_comm_send(ctx, axes, shift, host, bytes);
+}
+inline void dtcg_comm_recv(dtcrt_step_ctx *ctx, int axes, int shift, void *out,
+                           int64_t bytes) {
+  void *host = dtcg::nccl::hostStaging(size_t(bytes));
+  dtcrt_comm_recv(ctx, axes, shift, host, bytes);
+  dtcg::check(cudaMemcpyAsync(out, host, size_t(bytes), cudaMemcpyHostToDevice,
+                              dtcg::stream()),
+              "copying a pipeline transfer to the device");
+  dtcg::check(cudaStreamSynchronize(dtcg::stream()),
+              "copying a pipeline transfer to the device");
+}
+
 /// No communication: this rank's block of a whole tensor, by 2-D copy.
 inline void dtcg_comm_local_block(dtcrt_step_ctx *ctx, int axes,
                                   const char *dtype, const void *in, void *out,
