@@ -92,6 +92,11 @@ static void addCommScheduling(PassManager &pm,
   pm.addPass(createScheduleCommunicationPass(options));
 }
 
+/// The generated program's file in OUTDIR: train.cu for the CUDA target.
+static std::string sourceFileName(const CompileCommandOptions &cmd) {
+  return cmd.target == "cuda" ? "train.cu" : "train.cpp";
+}
+
 /// The target `dtc compile --target` names, with its options.
 static std::unique_ptr<TargetInfo>
 makeTarget(const CompileCommandOptions &cmd) {
@@ -438,7 +443,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
   std::string plan;
   llvm::raw_string_ostream planOs(plan);
   planOs << llvm::formatv("{0:2}", merged) << "\n";
-  std::string sourceName = cmd.target == "cuda" ? "train.cu" : "train.cpp";
+  std::string sourceName = sourceFileName(cmd);
   if (failed(writeFile(path(sourceName), source)) ||
       failed(writeFile(path("plan.json"), plan)))
     return 1;
@@ -750,7 +755,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   planTimer.stop();
   emitTimer.stop();
   TimingScope filesTimer = root.nest("files (weights.bin, model.onnx, ...)");
-  std::string sourceName = cmd.target == "cuda" ? "train.cu" : "train.cpp";
+  std::string sourceName = sourceFileName(cmd);
   if (failed(writeFile(path(sourceName), source)) ||
       failed(writeFile(path("plan.json"), plan)) ||
       failed(WeightsLayout(step).write(path("weights.bin"))))
