@@ -369,6 +369,8 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     scheduling.stages = pp;
     scheduling.virtualStages = virtualStages;
     pm.addPass(createSchedulePipelinePass(scheduling));
+    if (tp > 1)
+      pm.addPass(createScatterTransfersPass());
     TimingScope stageTimer = root.nest(("stage " + Twine(s)).str());
     pm.enableTiming(stageTimer);
     if (failed(pm.run(*stage)))

@@ -78,4 +78,25 @@ def SchedulePipelinePass : Pass<"dtc-schedule-pipeline", "ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def ScatterTransfersPass : Pass<"dtc-scatter-pipeline-transfers", "ModuleOp"> {
+  let summary = "Sends a pipeline transfer that every tensor-parallel rank "
+                "holds whole as one block per tp rank.";
+  let description = [{
+    On a stage partitioned over `tp` (after `dtc-partition`), the values a
+    stage sends to another (`dist.send` along `pp`) are whole and the same
+    on every tp rank, so each tp rank sent all of them. Instead, each sends
+    its block (`dist.local_block` over `tp`, no communication) and the
+    receiving stage's tp ranks put the blocks together (`dist.all_gather`
+    over `tp`): the bytes between stages fall by the tp size, for an
+    all-gather inside the tp group, which is the faster link (Narayanan et
+    al. 2021, section 4.1's scatter/gather). The values are the same bits.
+
+    The block is cut along the first dimension the tp size divides, which
+    the sending and the receiving stage find alike from the transfer's type;
+    a transfer no dimension of which it divides stays whole. Nothing
+    changes where the mesh has no `tp` axis of size > 1.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 #endif // DTC_PASSES_PIPELINE_PASSES_TD
