@@ -5,7 +5,6 @@
 #include "dialects/DTG/Interp/Interpreter.h"
 
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
@@ -354,11 +353,11 @@ void GraphImporter::warnIfOptimizedExport() {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto role = func.getArgAttrOfType<StringAttr>(i, attrs::kRole);
     auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kName);
-    StringRef digits;
-    if (role && role.getValue() == "parameter" && name &&
-        name.getValue().starts_with("val_") &&
-        !(digits = name.getValue().drop_front(4)).empty() &&
-        llvm::all_of(digits, [](char c) { return llvm::isDigit(c); }))
+    if (!role || role.getValue() != "parameter" || !name)
+      continue;
+    StringRef number = name.getValue();
+    unsigned n;
+    if (number.consume_front("val_") && !number.getAsInteger(10, n))
       folded.push_back(name.getValue());
   }
   if (folded.empty())

@@ -92,6 +92,18 @@ void addBroadcasting(
 
 } // namespace
 
+CastKernel mlir::dtc::cpu::castKernel(Operation *op) {
+  auto cast = llvm::cast<dtg::CastOp>(op);
+  Type to = cast.getType().getElementType();
+  if (dtg::interp::isInt4(to))
+    return {"castToInt4",
+            {to.isUnsignedInteger() ? "0" : "-8",
+             to.isUnsignedInteger() ? "15" : "7"}};
+  if (dtg::interp::isFloat8(to) && cast.getSaturate().value_or(true))
+    return {"castSaturating", {}};
+  return {"cast", {}};
+}
+
 void mlir::dtc::cpu::registerElementwiseEmitters(EmitRegistry &registry) {
   // Unary math: kernel(shape, x, y).
   addUnary<dtg::NegOp>(registry, "neg");
@@ -123,28 +135,17 @@ void mlir::dtc::cpu::registerElementwiseEmitters(EmitRegistry &registry) {
   addUnary<dtg::SoftplusOp>(registry, "softplus");
   addUnary<dtg::SoftsignOp>(registry, "softsign");
   addUnary<dtg::NotOp>(registry, "logicalNot");
-  // Element types are the buffers' (from and to deduced by the kernel);
-  // ONNX's casts to 8-bit floats saturate unless told not to, and to 4-bit
-  // integers (held in a byte) round and saturate.
+  // Element types are the buffers' (from and to deduced by the kernel).
   add<dtg::CastOp>(registry,
                    [](Operation *op, KernelEmitter &e) -> LogicalResult {
-                     auto c = cast<dtg::CastOp>(op);
-                     if (dimsOf(c.getOperand()) != dimsOf(c.getResult()))
+                     Value x = op->getOperand(0), y = op->getResult(0);
+                     if (dimsOf(x) != dimsOf(y))
                        return op->emitError("operand and result shapes differ");
-                     Type to = c.getType().getElementType();
-                     SmallVector<std::string> args = {e.shape(c.getResult()),
-                                                      e.buffer(c.getOperand())};
-                     std::string kernel = "cast";
-                     if (dtg::interp::isInt4(to)) {
-                       kernel = "castToInt4";
-                       args.append({to.isUnsignedInteger() ? "0" : "-8",
-                                    to.isUnsignedInteger() ? "15" : "7"});
-                     } else if (dtg::interp::isFloat8(to) &&
-                                c.getSaturate().value_or(true)) {
-                       kernel = "castSaturating";
-                     }
-                     args.push_back(e.buffer(c.getResult()));
-                     e.call(kernel, args);
+                     CastKernel kernel = castKernel(op);
+                     SmallVector<std::string> args = {e.shape(y), e.buffer(x)};
+                     args.append(kernel.attrs);
+                     args.push_back(e.buffer(y));
+                     e.call(kernel.name, args);
                      return success();
                    });
 

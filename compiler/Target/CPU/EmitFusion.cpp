@@ -15,7 +15,6 @@
 #include "compiler/Import/ONNX/ONNXImporter.h"
 #include "dialects/DTG/IR/DTGFusion.h"
 #include "dialects/DTG/IR/DTGOps.h"
-#include "dialects/DTG/Interp/Tensor.h"
 #include "passes/Memory/InPlace.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -161,16 +160,12 @@ FailureOr<std::string> scalarCall(Operation *op, ArrayRef<std::string> args,
           .Case([&](dtg::GreaterEqualOp) { return call("greaterEqual"); })
           .Case([&](dtg::WhereOp) { return call("where"); })
           .Case([&](dtg::CastOp c) {
-            // As the unfused kernels (EmitElementwise's cast rule).
-            Type to = c.getType().getElementType();
-            std::string type = e.cTypeOf(c.getResult());
-            if (dtg::interp::isInt4(to))
-              return "dtck::scalar::castToInt4<" + type + ">(" + args[0] +
-                     (to.isUnsignedInteger() ? ", 0, 15)" : ", -8, 7)");
-            if (dtg::interp::isFloat8(to) && c.getSaturate().value_or(true))
-              return "dtck::scalar::castSaturating<" + type + ">(" + args[0] +
-                     ")";
-            return "dtck::scalar::cast<" + type + ">(" + args[0] + ")";
+            CastKernel kernel = castKernel(c);
+            SmallVector<std::string> all = {args[0]};
+            all.append(kernel.attrs);
+            return "dtck::scalar::" + kernel.name + "<" +
+                   e.cTypeOf(c.getResult()) + ">(" + llvm::join(all, ", ") +
+                   ")";
           })
           .Default([](Operation *) { return std::string(); });
   if (result.empty())

@@ -107,6 +107,16 @@ private:
 /// The registry holding every family's rules.
 const EmitRegistry &getEmitRegistry();
 
+/// How a dtg.cast converts, the same unfused and fused: the dtck kernel
+/// (and scalar function) and the arguments after the operand.
+/// `castToInt4` with the 4-bit range, `castSaturating` for a saturating
+/// cast to an 8-bit float (ONNX's default), `cast` otherwise.
+struct CastKernel {
+  std::string name;
+  SmallVector<std::string> attrs;
+};
+CastKernel castKernel(Operation *cast);
+
 void registerElementwiseEmitters(EmitRegistry &registry);
 void registerShapeEmitters(EmitRegistry &registry);
 void registerNNEmitters(EmitRegistry &registry);

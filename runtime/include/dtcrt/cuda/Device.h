@@ -120,6 +120,28 @@ inline void *deviceScratch(size_t bytes) {
   return p;
 }
 
+/// Host memory that the GPU copies from and to without a bounce buffer.
+struct PinnedBuffer {
+  void *data = nullptr;
+  size_t bytes = 0;
+  void *reserve(size_t n) {
+    if (n > bytes) {
+      if (data)
+        check(cudaFreeHost(data), "freeing pinned host memory");
+      check(cudaMallocHost(&data, n ? n : 1), "allocating pinned host memory");
+      bytes = n;
+    }
+    return data;
+  }
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+  ~PinnedBuffer() {
+    if (data)
+      cudaFreeHost(data);
+  }
+};
+
 /// A device buffer of at least `bytes` that grows as needed, reused by
 /// every call on the stream (which runs them in order): slot 0 holds
 /// im2col's columns, slot 1 the float sums of a 16-bit gradient, slots 2

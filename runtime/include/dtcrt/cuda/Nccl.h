@@ -68,15 +68,8 @@ inline std::vector<Group *> &liveGroups() {
 /// Pinned host memory of at least `bytes` for pipeline transfers (reused:
 /// the transfers of a step run one after another on the host).
 inline void *hostStaging(size_t bytes) {
-  static void *p = nullptr;
-  static size_t size = 0;
-  if (bytes > size) {
-    if (p)
-      check(cudaFreeHost(p), "freeing pipeline staging memory");
-    check(cudaMallocHost(&p, bytes), "allocating pipeline staging memory");
-    size = bytes;
-  }
-  return p;
+  static PinnedBuffer staging;
+  return staging.reserve(bytes);
 }
 
 inline cudaStream_t commStream() {

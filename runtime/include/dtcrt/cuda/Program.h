@@ -57,28 +57,6 @@ inline void *deviceCopy(const void *host, size_t bytes) {
   return p;
 }
 
-/// Host memory that the GPU copies from and to without a bounce buffer.
-struct PinnedBuffer {
-  void *data = nullptr;
-  size_t bytes = 0;
-  void *reserve(size_t n) {
-    if (n > bytes) {
-      if (data)
-        check(cudaFreeHost(data), "freeing pinned host memory");
-      check(cudaMallocHost(&data, n ? n : 1), "allocating pinned host memory");
-      bytes = n;
-    }
-    return data;
-  }
-  PinnedBuffer() = default;
-  PinnedBuffer(const PinnedBuffer &) = delete;
-  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
-  ~PinnedBuffer() {
-    if (data)
-      cudaFreeHost(data);
-  }
-};
-
 /// The stream that copies the next step's inputs to the device.
 inline cudaStream_t copyStream() {
   static cudaStream_t s = createStream("creating the copy stream");
