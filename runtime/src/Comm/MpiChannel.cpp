@@ -147,7 +147,7 @@ bool MpiChannel::post(int to, int stream, const void *data, size_t bytes,
 }
 
 bool MpiChannel::waitFor(MPI_Request &request, int peer, const char *what,
-                         std::string &error) {
+                         bool reap, std::string &error) {
   auto start = std::chrono::steady_clock::now();
   for (int spins = 0;; ++spins) {
     int done = 0;
@@ -156,7 +156,7 @@ bool MpiChannel::waitFor(MPI_Request &request, int peer, const char *what,
       return true;
     if (whileBlocked())
       whileBlocked()();
-    if (spins % 16 == 0)
+    if (reap && spins % 16 == 0)
       reapPosted();
     if (spins < 64)
       continue;
@@ -188,13 +188,15 @@ bool MpiChannel::receive(int from, int stream, void *data, size_t bytes,
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Irecv(data, int(bytes), MPI_BYTE, from, pointToPointTag(stream), comm,
             &request);
-  return waitFor(request, from, what, error);
+  return waitFor(request, from, what, /*reap=*/true, error);
 }
 
 bool MpiChannel::flush(std::string &error) {
+  // Without reaping while it waits: reaping erases from `posted`, under the
+  // loop's feet (a request tested after it was freed, now and then).
   for (Posted &p : posted)
     if (p.request != MPI_REQUEST_NULL &&
-        !waitFor(p.request, p.to, "send", error))
+        !waitFor(p.request, p.to, "send", /*reap=*/false, error))
       return false;
   posted.clear();
   return true;

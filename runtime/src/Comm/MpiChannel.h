@@ -39,9 +39,10 @@ public:
   int worldRank(int rank) const override { return worldRanks[size_t(rank)]; }
 
 private:
-  /// Polls `request` until it completes, progressing the posted sends, or
-  /// fails after `timeoutSeconds` naming `peer` (a group rank).
-  bool waitFor(MPI_Request &request, int peer, const char *what,
+  /// Polls `request` until it completes, or fails after `timeoutSeconds`
+  /// naming `peer` (a group rank); with `reap`, also frees the posted sends
+  /// that completed meanwhile (never while `request` is one of them).
+  bool waitFor(MPI_Request &request, int peer, const char *what, bool reap,
                std::string &error);
   /// Frees the posted sends that completed.
   void reapPosted();
