@@ -248,10 +248,15 @@ public:
     HostBuild build;
     build.compiler = DTC_HOST_CXX;
     // -ffp-contract=off: no fused multiply-adds the source does not ask
-    // for, so results do not depend on -march.
+    // for, so results do not depend on -march. -fno-trapping-math: nothing
+    // reads the floating-point exception flags, so a select between two
+    // computed values (a clamp, a branch-free exp or erf) may run as a
+    // vector blend; without it GCC keeps such loops scalar on AVX2. Results
+    // are the same bits.
     build.compileFlags = {"-std=c++17",
                           "-O3",
                           "-ffp-contract=off",
+                          "-fno-trapping-math",
                           "-fopenmp",
                           "-w",
                           "-march=" + options.arch,

@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 using dtck::bf16;
@@ -36,6 +40,68 @@ TEST(ElementwiseTest, UnaryMathMatchesDoublePrecision) {
   dtck::tanh(shape1(6), x.data(), y.data());
   EXPECT_NEAR(y[0], -0.9866142981514303, 2e-7);
   EXPECT_NEAR(y[3], 0.2913126124515909, 2e-7);
+}
+
+/// Distance in floats between `got` and the float nearest `want` (0 when
+/// both are NaN); signed floats ordered as integers.
+int64_t ulpsFrom(float got, double want) {
+  float w = static_cast<float>(want);
+  if (std::isnan(got) || std::isnan(w))
+    return std::isnan(got) && std::isnan(w) ? 0 : INT64_MAX;
+  auto ordered = [](float f) {
+    int32_t i;
+    std::memcpy(&i, &f, sizeof(i));
+    return i < 0 ? int64_t(INT32_MIN) - i : int64_t(i);
+  };
+  return std::llabs(ordered(got) - ordered(w));
+}
+
+/// Every `stride`-th float from `lo` to `hi` by bits, and the specials.
+std::vector<float> sampledFloats(float lo, float hi, uint32_t stride) {
+  std::vector<float> xs = {0.0f,  -0.0f,  INFINITY, -INFINITY, NAN,
+                           1e30f, -1e30f, 1e-30f,   -1e-30f,   1.0f,
+                           -1.0f, 10.0f,  -10.0f};
+  for (float sign : {1.0f, -1.0f})
+    for (uint32_t b = 0;; b += stride) {
+      float f;
+      std::memcpy(&f, &b, sizeof(f));
+      if (!(f <= (sign > 0 ? hi : -lo)))
+        break;
+      xs.push_back(sign * f);
+    }
+  return xs;
+}
+
+// MathFloat.h's exp, tanh, erf and erfc, which the float kernels use (they
+// vectorize where libm's do not): within one float ulp of libm's double
+// result over the whole float range, the specials as libm has them.
+TEST(ElementwiseTest, VectorizableExpTanhErfErfcAreWithinOneUlp) {
+  int64_t worst[4] = {0, 0, 0, 0};
+  for (float x : sampledFloats(-120.0f, 100.0f, 1009)) {
+    int64_t e = ulpsFrom(dtck::math::expFloat(x), std::exp(double(x)));
+    int64_t t = ulpsFrom(dtck::math::tanhFloat(x), std::tanh(double(x)));
+    EXPECT_LE(e, 1) << "exp(" << x << ")";
+    EXPECT_LE(t, 1) << "tanh(" << x << ")";
+    worst[0] = std::max(worst[0], e);
+    worst[3] = std::max(worst[3], t);
+  }
+  for (float x : sampledFloats(-12.0f, 12.0f, 1013)) {
+    int64_t e = ulpsFrom(dtck::math::erfFloat(x), std::erf(double(x)));
+    int64_t c = ulpsFrom(dtck::math::erfcFloat(x), std::erfc(double(x)));
+    EXPECT_LE(e, 1) << "erf(" << x << ")";
+    EXPECT_LE(c, 1) << "erfc(" << x << ")";
+    worst[1] = std::max(worst[1], e);
+    worst[2] = std::max(worst[2], c);
+  }
+  std::printf("worst ulps: exp %lld, erf %lld, erfc %lld, tanh %lld\n",
+              (long long)worst[0], (long long)worst[1], (long long)worst[2],
+              (long long)worst[3]);
+  // The kernels take them for floats and 16-bit floats.
+  std::vector<float> x = {-3.0f, -0.5f, 0.25f, 2.0f};
+  std::vector<float> y(x.size());
+  dtck::erf(shape1(4), x.data(), y.data());
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_LE(ulpsFrom(y[i], std::erf(double(x[i]))), 1) << i;
 }
 
 TEST(ElementwiseTest, SigmoidAndSoftplusAreStableForLargeMagnitudes) {

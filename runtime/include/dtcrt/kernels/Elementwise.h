@@ -36,6 +36,7 @@
 #define DTCRT_KERNELS_ELEMENTWISE_H
 
 #include "dtcrt/kernels/Common.h"
+#include "dtcrt/kernels/MathFloat.h"
 
 #include <algorithm>
 
@@ -46,6 +47,37 @@ namespace detail {
 
 /// pi, as a double.
 constexpr double kPi = 3.14159265358979323846;
+
+// exp, tanh, erf and erfc: of a float on the host, the vectorizable ones of
+// MathFloat.h; of a double, or on a GPU, the library's.
+template <typename C> DTCK_HD inline C expOf(C v) {
+#ifndef __CUDA_ARCH__
+  if constexpr (std::is_same_v<C, float>)
+    return math::expFloat(v);
+#endif
+  return std::exp(v);
+}
+template <typename C> DTCK_HD inline C tanhOf(C v) {
+#ifndef __CUDA_ARCH__
+  if constexpr (std::is_same_v<C, float>)
+    return math::tanhFloat(v);
+#endif
+  return std::tanh(v);
+}
+template <typename C> DTCK_HD inline C erfOf(C v) {
+#ifndef __CUDA_ARCH__
+  if constexpr (std::is_same_v<C, float>)
+    return math::erfFloat(v);
+#endif
+  return std::erf(v);
+}
+template <typename C> DTCK_HD inline C erfcOf(C v) {
+#ifndef __CUDA_ARCH__
+  if constexpr (std::is_same_v<C, float>)
+    return math::erfcFloat(v);
+#endif
+  return std::erfc(v);
+}
 
 //===----------------------------------------------------------------------===//
 // Conversions with the interpreter's rounding rules
@@ -305,7 +337,7 @@ inline void binaryMap(const Shape &sa, const Shape &sb, const Shape &sr,
 DTCK_UNARY(neg, -v)
 DTCK_UNARY(abs, std::fabs(v))
 DTCK_UNARY(sign, v > C(0) ? C(1) : (v < C(0) ? C(-1) : C(0)))
-DTCK_UNARY(exp, std::exp(v))
+DTCK_UNARY(exp, detail::expOf(v))
 DTCK_UNARY(log, std::log(v))
 DTCK_UNARY(sqrt, std::sqrt(v))
 // In double: one rounding, as the interpreter (sqrt is cheap).
@@ -325,11 +357,11 @@ DTCK_UNARY(cosh, std::cosh(v))
 DTCK_UNARY(asinh, std::asinh(v))
 DTCK_UNARY(acosh, std::acosh(v))
 DTCK_UNARY(atanh, std::atanh(v))
-DTCK_UNARY(tanh, std::tanh(v))
-DTCK_UNARY(erf, std::erf(v))
+DTCK_UNARY(tanh, detail::tanhOf(v))
+DTCK_UNARY(erf, detail::erfOf(v))
 // Stable on both sides: exp never overflows into 1/inf.
-DTCK_UNARY(sigmoid, v >= C(0) ? C(1) / (C(1) + std::exp(-v))
-                              : std::exp(v) / (C(1) + std::exp(v)))
+DTCK_UNARY(sigmoid, v >= C(0) ? C(1) / (C(1) + detail::expOf(-v))
+                              : detail::expOf(v) / (C(1) + detail::expOf(v)))
 DTCK_UNARY(relu, v > C(0) ? v : C(0))
 DTCK_UNARY(softplus,
            v > C(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)))
@@ -367,11 +399,11 @@ template <typename T> DTCK_HD inline T gelu(T x, bool approximate) {
     return detail::applyUnary(x, [](auto v) {
       using C = decltype(v);
       C u = std::sqrt(C(2) / C(detail::kPi)) * (v + C(0.044715) * v * v * v);
-      return v / (C(1) + std::exp(C(-2) * u));
+      return v / (C(1) + detail::expOf(C(-2) * u));
     });
   return detail::applyUnary(x, [](auto v) {
     using C = decltype(v);
-    return C(0.5) * v * std::erfc(-v / std::sqrt(C(2)));
+    return C(0.5) * v * detail::erfcOf(-v / std::sqrt(C(2)));
   });
 }
 
