@@ -50,34 +50,23 @@ constexpr double kPi = 3.14159265358979323846;
 
 // exp, tanh, erf and erfc: of a float on the host, the vectorizable ones of
 // MathFloat.h; of a double, or on a GPU, the library's.
-template <typename C> DTCK_HD inline C expOf(C v) {
-#ifndef __CUDA_ARCH__
-  if constexpr (std::is_same_v<C, float>)
-    return math::expFloat(v);
+#ifdef __CUDA_ARCH__
+constexpr bool kHostFloatMath = false;
+#else
+constexpr bool kHostFloatMath = true;
 #endif
-  return std::exp(v);
-}
-template <typename C> DTCK_HD inline C tanhOf(C v) {
-#ifndef __CUDA_ARCH__
-  if constexpr (std::is_same_v<C, float>)
-    return math::tanhFloat(v);
-#endif
-  return std::tanh(v);
-}
-template <typename C> DTCK_HD inline C erfOf(C v) {
-#ifndef __CUDA_ARCH__
-  if constexpr (std::is_same_v<C, float>)
-    return math::erfFloat(v);
-#endif
-  return std::erf(v);
-}
-template <typename C> DTCK_HD inline C erfcOf(C v) {
-#ifndef __CUDA_ARCH__
-  if constexpr (std::is_same_v<C, float>)
-    return math::erfcFloat(v);
-#endif
-  return std::erfc(v);
-}
+#define DTCK_FLOAT_MATH(name, floatFn, libFn)                                  \
+  template <typename C> DTCK_HD inline C name(C v) {                           \
+    if constexpr (kHostFloatMath && std::is_same_v<C, float>)                  \
+      return math::floatFn(v);                                                 \
+    else                                                                       \
+      return libFn(v);                                                         \
+  }
+DTCK_FLOAT_MATH(expOf, expFloat, std::exp)
+DTCK_FLOAT_MATH(tanhOf, tanhFloat, std::tanh)
+DTCK_FLOAT_MATH(erfOf, erfFloat, std::erf)
+DTCK_FLOAT_MATH(erfcOf, erfcFloat, std::erfc)
+#undef DTCK_FLOAT_MATH
 
 //===----------------------------------------------------------------------===//
 // Conversions with the interpreter's rounding rules
