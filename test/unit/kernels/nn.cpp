@@ -701,6 +701,38 @@ TEST(MatMul, BFloat16) {
   expectClose(y, kMatMulBf16, 0, 0);
 }
 
+// Small products by loops, each column count (1, 2, 4, 8 and 16 keep a
+// row's sums in registers; 3 and 17 take the general loop), with the right
+// operand as stored and transposed (a strided view), against double loops.
+TEST(MatMul, SmallProductsByColumnCount) {
+  const int64_t batch = 3, m = 5, k = 7;
+  for (int64_t n : {1, 2, 3, 4, 8, 16, 17})
+    for (bool transposed : {false, true}) {
+      std::vector<float> a(size_t(batch * m * k)), b(size_t(batch * k * n));
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = float(std::sin(0.37 * double(i)));
+      for (size_t i = 0; i < b.size(); ++i)
+        b[i] = float(std::cos(0.23 * double(i)));
+      Shape sy{3, {batch, m, n}};
+      MatrixView va{0, {m * k}, k, 1};
+      MatrixView vb = transposed ? MatrixView{0, {k * n}, 1, k}
+                                 : MatrixView{0, {k * n}, n, 1};
+      std::vector<float> y(size_t(batch * m * n));
+      matmulView(sy, k, a.data(), va, b.data(), vb, y.data());
+      for (int64_t bi = 0; bi < batch; ++bi)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t p = 0; p < k; ++p)
+              want += double(a[size_t(bi * m * k + i * k + p)]) *
+                      b[size_t(bi * k * n + p * vb.row + j * vb.col)];
+            ASSERT_NEAR(y[size_t((bi * m + i) * n + j)], want, 1e-5)
+                << "n " << n << (transposed ? " transposed" : "") << " at "
+                << bi << ", " << i << ", " << j;
+          }
+    }
+}
+
 TEST(MatMul, EmptyContraction) {
   Shape sa{2, {2, 0}}, sb{2, {0, 3}}, sy{2, {2, 3}};
   float dummy = 0;

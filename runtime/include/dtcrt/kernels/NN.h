@@ -307,11 +307,31 @@ void col2imAdd(const Window &w, const B *col, int64_t channels, B *x) {
   }
 }
 
+/// One row of y = a x b with N (a compile-time constant) columns, the sums
+/// held in registers: y[j] = sum over p of a[p * aCol] * b[p * bRow + j *
+/// bCol], p in order.
+template <int N, typename A, typename T, typename Widen, typename Store>
+inline void matmulRowOf(int64_t k, const T *a, int64_t aCol, const T *b,
+                        int64_t bRow, int64_t bCol, T *y, Widen widen,
+                        Store store) {
+  A acc[N] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    A av = widen(a[p * aCol]);
+    const T *bp = b + p * bRow;
+    for (int j = 0; j < N; ++j)
+      acc[j] += av * widen(bp[j * bCol]);
+  }
+  for (int j = 0; j < N; ++j)
+    y[j] = store(acc[j]);
+}
+
 /// Matrix products y[b] = a[b] x b[b] by plain loops, rows in parallel:
 /// accumulating in A (wrapping uint64_t for integers, the compute type for
 /// floats), in the interpreter's order over the contracted dimension.
 /// Element (i, p) of a[b] is at `a + aOffset[b] + i * aRow + p * aCol`, and
-/// likewise for b; y is contiguous.
+/// likewise for b; y is contiguous. Products with 1, 2, 4, 8 or 16 columns
+/// (attention's per-head products at small head sizes) keep a row's sums
+/// in registers; the others in a buffer, the inner loop over columns.
 template <typename A, typename T>
 void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
                  const int64_t *aOffset, const int64_t *bOffset, const T *a,
@@ -323,7 +343,36 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
     else
       return static_cast<A>(static_cast<compute_t<T>>(v));
   };
+  auto storeValue = [](A v) -> T {
+    if constexpr (std::is_same_v<A, uint64_t>)
+      return store<T>(static_cast<int64_t>(v));
+    else
+      return store<T>(v);
+  };
   int64_t rows = batch * m;
+  auto fixedRows = [&](auto columns) {
+    constexpr int N = decltype(columns)::value;
+#pragma omp parallel for if (rows * n * k >= kParallelThreshold)
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t bi = row / m, i = row % m;
+      matmulRowOf<N, A>(k, a + aOffset[bi] + i * aRow, aCol, b + bOffset[bi],
+                        bRow, bCol, y + row * n, widenValue, storeValue);
+    }
+  };
+  switch (n) {
+  case 1:
+    return fixedRows(std::integral_constant<int, 1>());
+  case 2:
+    return fixedRows(std::integral_constant<int, 2>());
+  case 4:
+    return fixedRows(std::integral_constant<int, 4>());
+  case 8:
+    return fixedRows(std::integral_constant<int, 8>());
+  case 16:
+    return fixedRows(std::integral_constant<int, 16>());
+  default:
+    break;
+  }
 #pragma omp parallel if (rows * n * k >= kParallelThreshold)
   {
     std::vector<A> acc(n);
@@ -344,12 +393,8 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
             acc[j] += av * widenValue(bRowPtr[j * bCol]);
       }
       T *yRow = y + row * n;
-      for (int64_t j = 0; j < n; ++j) {
-        if constexpr (std::is_same_v<A, uint64_t>)
-          yRow[j] = store<T>(static_cast<int64_t>(acc[j]));
-        else
-          yRow[j] = store<T>(acc[j]);
-      }
+      for (int64_t j = 0; j < n; ++j)
+        yRow[j] = storeValue(acc[j]);
     }
   }
 }
