@@ -85,6 +85,27 @@ inline int threadNumber() {
 #endif
 }
 
+/// Runs `body` on a team of `threads` threads (0: the default team) when
+/// `parallel`, else on this thread alone; `body` shares its loops with
+/// `#pragma omp for`. Not `#pragma omp parallel if`: the region the if makes
+/// inactive still opens a team of one, and a parallel region inside it (a
+/// product split across the threads, oneDNN's own) would create and destroy
+/// its threads at each call instead of taking them from the pool.
+template <typename F>
+inline void parallelRegion(bool parallel, int threads, const F &body) {
+  if (!parallel) {
+    body();
+    return;
+  }
+  if (threads > 0) {
+#pragma omp parallel num_threads(threads)
+    body();
+  } else {
+#pragma omp parallel
+    body();
+  }
+}
+
 /// Row-major C = alpha op(A) op(B) + beta C through one call: oneDNN's
 /// dnnl_sgemm for float (its JIT kernels follow the CPU it runs on, and
 /// measured 1.05x OpenBLAS's AVX-512 kernels on a GPT's shapes, 2x its
@@ -645,12 +666,22 @@ void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
                       lda, bs + bOffset[0], ldb, B(0), ys, n);
     } else {
       // Whole products per thread when there are enough of them, else each
-      // product split across the threads.
-      bool perBatch = numBatch > 1 && numBatch >= availableThreads();
-#pragma omp parallel for if (perBatch)
-      for (int64_t bi = 0; bi < numBatch; ++bi)
+      // product split across the threads. (Not `parallel for if`: a region
+      // that the if makes inactive still opens a team of one, and the
+      // threads of the parallel products inside it would be created and
+      // destroyed at each call instead of coming from the pool.)
+      auto product = [&](int64_t bi) {
         parallelGemm<B>(transA, transB, m, n, k, B(1), as + aOffset[bi], lda,
                         bs + bOffset[bi], ldb, B(0), ys + bi * m * n, n);
+      };
+      if (numBatch > 1 && numBatch >= availableThreads()) {
+#pragma omp parallel for
+        for (int64_t bi = 0; bi < numBatch; ++bi)
+          product(bi);
+      } else {
+        for (int64_t bi = 0; bi < numBatch; ++bi)
+          product(bi);
+      }
     }
     narrow(ys, sy.numel(), y);
   }
@@ -789,21 +820,22 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
   // One task per image and group: across threads when there are enough,
   // else one after the other with each product split across the threads.
   int64_t tasks = batch * group;
-#pragma omp parallel if (tasks > 1 && tasks >= availableThreads() &&           \
-                         sy.numel() * rows >= kParallelThreshold)
-  {
-    std::vector<B> col(win.identity ? 0 : rows * o);
+  parallelRegion(tasks > 1 && tasks >= availableThreads() &&
+                     sy.numel() * rows >= kParallelThreshold,
+                 0, [&] {
+                   std::vector<B> col(win.identity ? 0 : rows * o);
 #pragma omp for
-    for (int64_t task = 0; task < tasks; ++task) {
-      int64_t n = task / group, g = task % group;
-      const B *xg = xs + (n * channels + g * cg) * win.inSize;
-      if (!win.identity)
-        im2col(win, xg, cg, col.data());
-      parallelGemm<B>(false, false, fg, o, rows, B(1), ws + g * fg * rows, rows,
-                      win.identity ? xg : col.data(), o, B(0),
-                      ys + (n * filters + g * fg) * o, o);
-    }
-  }
+                   for (int64_t task = 0; task < tasks; ++task) {
+                     int64_t n = task / group, g = task % group;
+                     const B *xg = xs + (n * channels + g * cg) * win.inSize;
+                     if (!win.identity)
+                       im2col(win, xg, cg, col.data());
+                     parallelGemm<B>(false, false, fg, o, rows, B(1),
+                                     ws + g * fg * rows, rows,
+                                     win.identity ? xg : col.data(), o, B(0),
+                                     ys + (n * filters + g * fg) * o, o);
+                   }
+                 });
   if (bias) {
     DTCK_PARALLEL_FOR(sy.numel())
     for (int64_t nf = 0; nf < batch * filters; ++nf) {
@@ -834,23 +866,24 @@ void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
   B *xs = computeBuffer<B>(dx, sx.numel(), xBuf);
   // Tasks as in conv; each writes its own block of dx.
   int64_t tasks = batch * group;
-#pragma omp parallel if (tasks > 1 && tasks >= availableThreads() &&           \
-                         sg.numel() * rows >= kParallelThreshold)
-  {
-    std::vector<B> col(win.identity ? 0 : rows * o);
+  parallelRegion(tasks > 1 && tasks >= availableThreads() &&
+                     sg.numel() * rows >= kParallelThreshold,
+                 0, [&] {
+                   std::vector<B> col(win.identity ? 0 : rows * o);
 #pragma omp for
-    for (int64_t task = 0; task < tasks; ++task) {
-      int64_t n = task / group, gr = task % group;
-      B *xg = xs + (n * channels + gr * cg) * win.inSize;
-      parallelGemm<B>(true, false, rows, o, fg, B(1), ws + gr * fg * rows, rows,
-                      gs + (n * filters + gr * fg) * o, o, B(0),
-                      win.identity ? xg : col.data(), o);
-      if (!win.identity) {
-        std::fill(xg, xg + cg * win.inSize, B(0));
-        col2imAdd(win, col.data(), cg, xg);
-      }
-    }
-  }
+                   for (int64_t task = 0; task < tasks; ++task) {
+                     int64_t n = task / group, gr = task % group;
+                     B *xg = xs + (n * channels + gr * cg) * win.inSize;
+                     parallelGemm<B>(true, false, rows, o, fg, B(1),
+                                     ws + gr * fg * rows, rows,
+                                     gs + (n * filters + gr * fg) * o, o, B(0),
+                                     win.identity ? xg : col.data(), o);
+                     if (!win.identity) {
+                       std::fill(xg, xg + cg * win.inSize, B(0));
+                       col2imAdd(win, col.data(), cg, xg);
+                     }
+                   }
+                 });
   narrow(xs, sx.numel(), dx);
 }
 
@@ -881,8 +914,7 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
                   sg.numel() * rows >= kParallelThreshold;
   int threads = perImage ? availableThreads() : 1;
   std::vector<B> partial(threads > 1 ? threads * size : 0, B(0));
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
+  parallelRegion(threads > 1, threads, [&] {
     B *acc = threads > 1 ? partial.data() + threadNumber() * size : wsum;
     std::vector<B> col(win.identity ? 0 : rows * o);
 #pragma omp for schedule(static)
@@ -897,7 +929,7 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
                         acc + gr * fg * rows, rows);
       }
     }
-  }
+  });
   if (threads > 1) {
     DTCK_PARALLEL_FOR(size * threads)
     for (int64_t i = 0; i < size; ++i) {
