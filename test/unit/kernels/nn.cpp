@@ -14,14 +14,31 @@
 
 #include <gtest/gtest.h>
 #ifdef _OPENMP
+#include <dlfcn.h>
 #include <omp.h>
+#include <pthread.h>
 #endif
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <iterator>
 #include <memory>
 #include <vector>
+
+// Counts the threads this process creates (libgomp's included: it calls
+// pthread_create through the PLT, which finds this definition first), for
+// MatMul.ParallelProductsReuseThePool.
+static std::atomic<int> threadsCreated{0};
+extern "C" int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                              void *(*start)(void *), void *arg) {
+  using Create =
+      int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+  static Create real =
+      reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));
+  ++threadsCreated;
+  return real(thread, attr, start, arg);
+}
 
 using namespace dtck;
 
@@ -731,6 +748,28 @@ TEST(MatMul, SmallProductsByColumnCount) {
                 << bi << ", " << i << ", " << j;
           }
     }
+}
+
+// A product split across the threads inside matmulView's batch loop takes
+// its threads from OpenMP's pool: none is created after the first call
+// (a `parallel for if` that was off around it made a team of one, in which
+// every split product created and destroyed a thread).
+TEST(MatMul, ParallelProductsReuseThePool) {
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(2);
+  const int64_t m = 128, n = 128, k = 128; // above kParallelGemmWork
+  std::vector<float> a(size_t(m * k), 0.5f), b(size_t(k * n), 0.25f);
+  std::vector<float> y(size_t(m * n));
+  Shape sy{3, {1, m, n}};
+  MatrixView va{0, {0}, 1, m}; // a transposed: one product per batch
+  MatrixView vb{0, {0}, n, 1};
+  matmulView(sy, k, a.data(), va, b.data(), vb, y.data());
+  int before = threadsCreated;
+  for (int call = 0; call < 10; ++call)
+    matmulView(sy, k, a.data(), va, b.data(), vb, y.data());
+  EXPECT_EQ(threadsCreated - before, 0);
+  EXPECT_EQ(y[0], float(k) * 0.125f);
+  omp_set_num_threads(saved);
 }
 
 TEST(MatMul, EmptyContraction) {
