@@ -85,26 +85,41 @@ inline int threadNumber() {
 #endif
 }
 
-/// Runs `body` on a team of `threads` threads (0: the default team) when
-/// `parallel`, else on this thread alone; `body` shares its loops with
-/// `#pragma omp for`. Not `#pragma omp parallel if`: the region the if makes
+/// Runs task(state, t) for t in [0, count): shared among a team of
+/// `threads` threads (0: the default team) when `parallel`, each thread with
+/// its own `state = init()` and a static schedule; else on this thread
+/// alone, in order. Not `#pragma omp parallel if`: the region the if makes
 /// inactive still opens a team of one, and a parallel region inside it (a
 /// product split across the threads, oneDNN's own) would create and destroy
 /// its threads at each call instead of taking them from the pool.
-template <typename F>
-inline void parallelRegion(bool parallel, int threads, const F &body) {
+template <typename Init, typename Task>
+inline void parallelTasks(bool parallel, int threads, int64_t count,
+                          const Init &init, const Task &task) {
+  auto run = [&](bool shared) {
+    auto state = init();
+    if (shared) {
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < count; ++t)
+        task(state, t);
+    } else {
+      for (int64_t t = 0; t < count; ++t)
+        task(state, t);
+    }
+  };
   if (!parallel) {
-    body();
-    return;
-  }
-  if (threads > 0) {
+    run(false);
+  } else if (threads > 0) {
 #pragma omp parallel num_threads(threads)
-    body();
+    run(true);
   } else {
 #pragma omp parallel
-    body();
+    run(true);
   }
 }
+
+/// No per-thread state (parallelTasks' init).
+struct NoState {};
+inline NoState noState() { return {}; }
 
 /// Row-major C = alpha op(A) op(B) + beta C through one call: oneDNN's
 /// dnnl_sgemm for float (its JIT kernels follow the CPU it runs on, and
@@ -666,22 +681,13 @@ void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
                       lda, bs + bOffset[0], ldb, B(0), ys, n);
     } else {
       // Whole products per thread when there are enough of them, else each
-      // product split across the threads. (Not `parallel for if`: a region
-      // that the if makes inactive still opens a team of one, and the
-      // threads of the parallel products inside it would be created and
-      // destroyed at each call instead of coming from the pool.)
-      auto product = [&](int64_t bi) {
-        parallelGemm<B>(transA, transB, m, n, k, B(1), as + aOffset[bi], lda,
-                        bs + bOffset[bi], ldb, B(0), ys + bi * m * n, n);
-      };
-      if (numBatch > 1 && numBatch >= availableThreads()) {
-#pragma omp parallel for
-        for (int64_t bi = 0; bi < numBatch; ++bi)
-          product(bi);
-      } else {
-        for (int64_t bi = 0; bi < numBatch; ++bi)
-          product(bi);
-      }
+      // product split across the threads.
+      parallelTasks(numBatch > 1 && numBatch >= availableThreads(), 0, numBatch,
+                    noState, [&](NoState, int64_t bi) {
+                      parallelGemm<B>(transA, transB, m, n, k, B(1),
+                                      as + aOffset[bi], lda, bs + bOffset[bi],
+                                      ldb, B(0), ys + bi * m * n, n);
+                    });
     }
     narrow(ys, sy.numel(), y);
   }
@@ -820,22 +826,19 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
   // One task per image and group: across threads when there are enough,
   // else one after the other with each product split across the threads.
   int64_t tasks = batch * group;
-  parallelRegion(tasks > 1 && tasks >= availableThreads() &&
-                     sy.numel() * rows >= kParallelThreshold,
-                 0, [&] {
-                   std::vector<B> col(win.identity ? 0 : rows * o);
-#pragma omp for
-                   for (int64_t task = 0; task < tasks; ++task) {
-                     int64_t n = task / group, g = task % group;
-                     const B *xg = xs + (n * channels + g * cg) * win.inSize;
-                     if (!win.identity)
-                       im2col(win, xg, cg, col.data());
-                     parallelGemm<B>(false, false, fg, o, rows, B(1),
-                                     ws + g * fg * rows, rows,
-                                     win.identity ? xg : col.data(), o, B(0),
-                                     ys + (n * filters + g * fg) * o, o);
-                   }
-                 });
+  auto columns = [&] { return std::vector<B>(win.identity ? 0 : rows * o); };
+  parallelTasks(tasks > 1 && tasks >= availableThreads() &&
+                    sy.numel() * rows >= kParallelThreshold,
+                0, tasks, columns, [&](std::vector<B> &col, int64_t task) {
+                  int64_t n = task / group, g = task % group;
+                  const B *xg = xs + (n * channels + g * cg) * win.inSize;
+                  if (!win.identity)
+                    im2col(win, xg, cg, col.data());
+                  parallelGemm<B>(false, false, fg, o, rows, B(1),
+                                  ws + g * fg * rows, rows,
+                                  win.identity ? xg : col.data(), o, B(0),
+                                  ys + (n * filters + g * fg) * o, o);
+                });
   if (bias) {
     DTCK_PARALLEL_FOR(sy.numel())
     for (int64_t nf = 0; nf < batch * filters; ++nf) {
@@ -866,24 +869,21 @@ void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
   B *xs = computeBuffer<B>(dx, sx.numel(), xBuf);
   // Tasks as in conv; each writes its own block of dx.
   int64_t tasks = batch * group;
-  parallelRegion(tasks > 1 && tasks >= availableThreads() &&
-                     sg.numel() * rows >= kParallelThreshold,
-                 0, [&] {
-                   std::vector<B> col(win.identity ? 0 : rows * o);
-#pragma omp for
-                   for (int64_t task = 0; task < tasks; ++task) {
-                     int64_t n = task / group, gr = task % group;
-                     B *xg = xs + (n * channels + gr * cg) * win.inSize;
-                     parallelGemm<B>(true, false, rows, o, fg, B(1),
-                                     ws + gr * fg * rows, rows,
-                                     gs + (n * filters + gr * fg) * o, o, B(0),
-                                     win.identity ? xg : col.data(), o);
-                     if (!win.identity) {
-                       std::fill(xg, xg + cg * win.inSize, B(0));
-                       col2imAdd(win, col.data(), cg, xg);
-                     }
-                   }
-                 });
+  auto columns = [&] { return std::vector<B>(win.identity ? 0 : rows * o); };
+  parallelTasks(tasks > 1 && tasks >= availableThreads() &&
+                    sg.numel() * rows >= kParallelThreshold,
+                0, tasks, columns, [&](std::vector<B> &col, int64_t task) {
+                  int64_t n = task / group, gr = task % group;
+                  B *xg = xs + (n * channels + gr * cg) * win.inSize;
+                  parallelGemm<B>(true, false, rows, o, fg, B(1),
+                                  ws + gr * fg * rows, rows,
+                                  gs + (n * filters + gr * fg) * o, o, B(0),
+                                  win.identity ? xg : col.data(), o);
+                  if (!win.identity) {
+                    std::fill(xg, xg + cg * win.inSize, B(0));
+                    col2imAdd(win, col.data(), cg, xg);
+                  }
+                });
   narrow(xs, sx.numel(), dx);
 }
 
@@ -914,22 +914,28 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
                   sg.numel() * rows >= kParallelThreshold;
   int threads = perImage ? availableThreads() : 1;
   std::vector<B> partial(threads > 1 ? threads * size : 0, B(0));
-  parallelRegion(threads > 1, threads, [&] {
-    B *acc = threads > 1 ? partial.data() + threadNumber() * size : wsum;
-    std::vector<B> col(win.identity ? 0 : rows * o);
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < batch; ++n) {
-      for (int64_t gr = 0; gr < group; ++gr) {
-        const B *xg = xs + (n * channels + gr * cg) * win.inSize;
-        if (!win.identity)
-          im2col(win, xg, cg, col.data());
-        parallelGemm<B>(false, true, fg, rows, o, B(1),
-                        gs + (n * filters + gr * fg) * o, o,
-                        win.identity ? xg : col.data(), o, B(1),
-                        acc + gr * fg * rows, rows);
-      }
-    }
-  });
+  // Each thread's partial gradient (or the gradient itself, alone) and
+  // im2col columns.
+  struct Scratch {
+    B *acc;
+    std::vector<B> col;
+  };
+  auto scratch = [&] {
+    return Scratch{threads > 1 ? partial.data() + threadNumber() * size : wsum,
+                   std::vector<B>(win.identity ? 0 : rows * o)};
+  };
+  parallelTasks(threads > 1, threads, batch, scratch,
+                [&](Scratch &own, int64_t n) {
+                  for (int64_t gr = 0; gr < group; ++gr) {
+                    const B *xg = xs + (n * channels + gr * cg) * win.inSize;
+                    if (!win.identity)
+                      im2col(win, xg, cg, own.col.data());
+                    parallelGemm<B>(false, true, fg, rows, o, B(1),
+                                    gs + (n * filters + gr * fg) * o, o,
+                                    win.identity ? xg : own.col.data(), o, B(1),
+                                    own.acc + gr * fg * rows, rows);
+                  }
+                });
   if (threads > 1) {
     DTCK_PARALLEL_FOR(size * threads)
     for (int64_t i = 0; i < size; ++i) {
