@@ -15,8 +15,9 @@
 // erf(a) / a on [0, 1] (relative error 4e-11); from 1 to 10,
 // exp(-a^2 + L(u)) with L a degree-11 fit of log(erfc(a)) + a^2 in u, the
 // image of 1 / (1 + 0.15 a) on [-1, 1] (relative error 5e-10; a^2 is exact
-// in double); beyond 10, erfc underflows float. The fits were made for this file by least squares
-// on Chebyshev nodes against Python's math.erf and math.erfc.
+// in double); beyond 10, erfc underflows float. The fits were made for this
+// file by least squares on Chebyshev nodes against Python's math.erf and
+// math.erfc.
 //
 //===----------------------------------------------------------------------===//
 
