@@ -86,7 +86,7 @@ inline int threadNumber() {
 }
 
 /// Runs task(state, t) for t in [0, count): shared among a team of
-/// `threads` threads (0: the default team) when `parallel`, each thread with
+/// `threads` threads (0: all available) when `parallel`, each thread with
 /// its own `state = init()` and a static schedule; else on this thread
 /// alone, in order. Not `#pragma omp parallel if`: the region the if makes
 /// inactive still opens a team of one, and a parallel region inside it (a
@@ -108,18 +108,11 @@ inline void parallelTasks(bool parallel, int threads, int64_t count,
   };
   if (!parallel) {
     run(false);
-  } else if (threads > 0) {
-#pragma omp parallel num_threads(threads)
-    run(true);
-  } else {
-#pragma omp parallel
-    run(true);
+    return;
   }
+#pragma omp parallel num_threads(threads > 0 ? threads : availableThreads())
+  run(true);
 }
-
-/// No per-thread state (parallelTasks' init).
-struct NoState {};
-inline NoState noState() { return {}; }
 
 /// Row-major C = alpha op(A) op(B) + beta C through one call: oneDNN's
 /// dnnl_sgemm for float (its JIT kernels follow the CPU it runs on, and
@@ -309,6 +302,13 @@ struct Window {
       identity = taps[p] == p;
   }
 };
+
+/// The im2col columns of `channels` channels (none when the window reads the
+/// input as it is).
+template <typename B>
+std::vector<B> im2colBuffer(const Window &w, int64_t channels) {
+  return std::vector<B>(w.identity ? 0 : channels * w.kernelSize * w.outSize);
+}
 
 /// im2col of one group of one image: `col[(c * K + t) * O + p]` is channel
 /// c's element that tap t reads at output position p (0 in padding).
@@ -682,12 +682,14 @@ void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
     } else {
       // Whole products per thread when there are enough of them, else each
       // product split across the threads.
-      parallelTasks(numBatch > 1 && numBatch >= availableThreads(), 0, numBatch,
-                    noState, [&](NoState, int64_t bi) {
-                      parallelGemm<B>(transA, transB, m, n, k, B(1),
-                                      as + aOffset[bi], lda, bs + bOffset[bi],
-                                      ldb, B(0), ys + bi * m * n, n);
-                    });
+      parallelTasks(
+          numBatch > 1 && numBatch >= availableThreads(), 0, numBatch,
+          [] { return 0; },
+          [&](int, int64_t bi) {
+            parallelGemm<B>(transA, transB, m, n, k, B(1), as + aOffset[bi],
+                            lda, bs + bOffset[bi], ldb, B(0), ys + bi * m * n,
+                            n);
+          });
     }
     narrow(ys, sy.numel(), y);
   }
@@ -826,7 +828,7 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
   // One task per image and group: across threads when there are enough,
   // else one after the other with each product split across the threads.
   int64_t tasks = batch * group;
-  auto columns = [&] { return std::vector<B>(win.identity ? 0 : rows * o); };
+  auto columns = [&] { return im2colBuffer<B>(win, cg); };
   parallelTasks(tasks > 1 && tasks >= availableThreads() &&
                     sy.numel() * rows >= kParallelThreshold,
                 0, tasks, columns, [&](std::vector<B> &col, int64_t task) {
@@ -869,7 +871,7 @@ void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
   B *xs = computeBuffer<B>(dx, sx.numel(), xBuf);
   // Tasks as in conv; each writes its own block of dx.
   int64_t tasks = batch * group;
-  auto columns = [&] { return std::vector<B>(win.identity ? 0 : rows * o); };
+  auto columns = [&] { return im2colBuffer<B>(win, cg); };
   parallelTasks(tasks > 1 && tasks >= availableThreads() &&
                     sg.numel() * rows >= kParallelThreshold,
                 0, tasks, columns, [&](std::vector<B> &col, int64_t task) {
@@ -922,7 +924,7 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
   };
   auto scratch = [&] {
     return Scratch{threads > 1 ? partial.data() + threadNumber() * size : wsum,
-                   std::vector<B>(win.identity ? 0 : rows * o)};
+                   im2colBuffer<B>(win, cg)};
   };
   parallelTasks(threads > 1, threads, batch, scratch,
                 [&](Scratch &own, int64_t n) {
