@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 using dtck::Shape;
@@ -105,6 +107,52 @@ TEST(TrainingTest, AdamWInBf16RoundsToBf16) {
   EXPECT_EQ(float(m[0]), float(dtck::bf16(float(0.1 * 0.10009765625))));
   // p = 1 - 0.01 * m / (sqrt(v) / sqrt(0.001) + eps) / 0.1 = 0.99 -> bf16.
   EXPECT_EQ(float(p[0]), 0.98828125f);
+}
+
+// 600 elements (blocks of the update and a partial one), in place and out
+// of place, against each statement evaluated in double and rounded to float
+// (the interpreter's semantics, written out here): the float square root
+// and quotient the kernel takes are the same bits.
+TEST(TrainingTest, AdamWManyElementsMatchesDoubleStatements) {
+  const int64_t n = 600;
+  Shape shape{1, {n}};
+  std::vector<float> p(n), g(n), m(n), v(n);
+  uint32_t state = 12345;
+  auto next = [&] { // in [-1, 1)
+    state = state * 1664525u + 1013904223u;
+    return float(int32_t(state)) / 2147483648.0f;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    float scale = std::ldexp(1.0f, int(i % 40) - 30);
+    p[i] = next() * 4, g[i] = next() * scale, m[i] = next() * scale;
+    v[i] = std::fabs(next()) * scale * scale;
+  }
+  double lr = 3e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;
+  int64_t step = 7;
+  std::vector<float> p2(n), m2(n), v2(n);
+  dtck::adamWUpdate(shape, p.data(), g.data(), m.data(), v.data(), &lr, &beta1,
+                    &beta2, &eps, &wd, &step, p2.data(), m2.data(), v2.data());
+  std::vector<float> p3 = p, m3 = m, v3 = v;
+  dtck::adamWUpdate(shape, p3.data(), g.data(), m3.data(), v3.data(), &lr,
+                    &beta1, &beta2, &eps, &wd, &step, p3.data(), m3.data(),
+                    v3.data());
+  auto r = [](double x) { return double(float(x)); };
+  double stepSize = lr / (1 - std::pow(beta1, 7.0));
+  double bc2Sqrt = std::sqrt(1 - std::pow(beta2, 7.0));
+  for (int64_t i = 0; i < n; ++i) {
+    double gi = g[i];
+    double pi = r(p[i] * (1 - lr * wd));
+    double mi = r(r(m[i] * beta1) + (1 - beta1) * gi);
+    double vi = r(r(v[i] * beta2) + (1 - beta2) * gi * gi);
+    double denom = r(r(std::sqrt(vi)) / bc2Sqrt + eps);
+    float want = float(pi - stepSize * r(mi / denom));
+    ASSERT_EQ(p2[i], want) << i;
+    ASSERT_EQ(m2[i], float(mi)) << i;
+    ASSERT_EQ(v2[i], float(vi)) << i;
+    ASSERT_EQ(p3[i], p2[i]) << i;
+    ASSERT_EQ(m3[i], m2[i]) << i;
+    ASSERT_EQ(v3[i], v2[i]) << i;
+  }
 }
 
 TEST(TrainingDeathTest, AdamWStepZeroFails) {

@@ -468,7 +468,11 @@ void softmaxTile(const T *x, T *y, int64_t size, int64_t inner, int64_t count,
 /// 2e-7). Branch-free, so that loops over it vectorize.
 inline float expNonPositive(float x) {
   float n = std::floor(x * 1.44269504088896341f + 0.5f);
-  float c = std::fmin(std::fmax(n, -126.0f), 0.0f); // NaN -> -126
+  // min(max(n, -126), 0) with NaN -> -126, as selects: std::fmin and
+  // std::fmax are calls into libm unless NaNs are ruled out, which keeps
+  // the loops around this function scalar.
+  float low = n > -126.0f ? n : -126.0f;
+  float c = low < 0.0f ? low : 0.0f;
   float r = x - c * 0.693145751953125f - c * 1.428606765330187e-06f;
   float p =
       1.0f +
@@ -487,9 +491,24 @@ inline float expNonPositive(float x) {
 /// the interpreter's double result.
 template <typename T>
 void softmaxRow(const T *x, T *y, int64_t size, bool log, float *e) {
+  // The maximum over 16 lanes, then over the lanes: a loop that vectorizes
+  // (the same maximum: NaNs are skipped either way, and a zero of either
+  // sign subtracts alike).
+  constexpr int kLanes = 16;
+  float lanes[kLanes];
+  for (float &lane : lanes)
+    lane = -std::numeric_limits<float>::infinity();
+  int64_t a = 0;
+  for (; a + kLanes <= size; a += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      float v = static_cast<float>(toDouble(x[a + l]));
+      lanes[l] = lanes[l] < v ? v : lanes[l];
+    }
   float max = -std::numeric_limits<float>::infinity();
-  for (int64_t a = 0; a < size; ++a)
+  for (; a < size; ++a)
     max = std::max(max, static_cast<float>(toDouble(x[a])));
+  for (float lane : lanes)
+    max = std::max(max, lane);
   if (max == -std::numeric_limits<float>::infinity())
     max = 0; // every element -inf: NaN below, as exp(-inf - -inf)
   double sum = 0;

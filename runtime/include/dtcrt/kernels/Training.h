@@ -62,10 +62,23 @@ DTCK_HD inline void adamWStep(T param, T grad, T expAvg, T expAvgSq, double lr,
   // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1), and so on.
   double m = round(round(detail::toDouble(expAvg) * b1) + (1 - b1) * g);
   double v = round(round(detail::toDouble(expAvgSq) * b2) + (1 - b2) * g * g);
-  double denom = round(round(std::sqrt(v)) / bc2Sqrt + eps);
+  // A square root or quotient of floats rounded to float is the float
+  // operation's result (double has more than twice float's precision), so
+  // for floats those two run in float: vector float square roots and
+  // divisions are several times faster than double ones. Same bits.
+  double root, ratio;
+  if constexpr (std::is_same_v<T, float>)
+    root = std::sqrt(static_cast<float>(v));
+  else
+    root = round(std::sqrt(v));
+  double denom = round(root / bc2Sqrt + eps);
+  if constexpr (std::is_same_v<T, float>)
+    ratio = static_cast<float>(m) / static_cast<float>(denom);
+  else
+    ratio = round(m / denom);
   newExpAvg = detail::roundTo<T>(m);
   newExpAvgSq = detail::roundTo<T>(v);
-  newParam = detail::roundTo<T>(p - stepSize * round(m / denom));
+  newParam = detail::roundTo<T>(p - stepSize * ratio);
 }
 
 /// lrSchedule's value for a valid kind (0 constant, 1 linear, 2 cosine).
@@ -87,6 +100,9 @@ DTCK_HD inline double scheduledLr(double peak, double floor, int64_t k,
 }
 
 } // namespace scalar
+
+/// Elements an optimizer update copies into locals at a time.
+constexpr int64_t kUpdateBlock = 256;
 
 /// One torch.optim.SGD step: g = grad + wd * param; with momentum the buffer
 /// becomes g (first step) or momentum * buf + (1 - dampening) * g, and the
@@ -128,11 +144,26 @@ adamWUpdate(const Shape &s, const T *param, const T *grad, const T *expAvg,
   double bc2 = 1 - std::pow(b2, double(t));
   double stepSize = lrV / bc1, bc2Sqrt = std::sqrt(bc2);
   int64_t n = s.numel();
+  int64_t blocks = (n + kUpdateBlock - 1) / kUpdateBlock;
   DTCK_PARALLEL_FOR(n)
-  for (int64_t k = 0; k < n; ++k)
-    scalar::adamWStep(param[k], grad[k], expAvg[k], expAvgSq[k], lrV, b1, b2,
-                      epsV, wd, stepSize, bc2Sqrt, newParam[k], newExpAvg[k],
-                      newExpAvgSq[k]);
+  for (int64_t b = 0; b < blocks; ++b) {
+    // Through local copies: the state is updated in place (newParam may be
+    // param), and a loop over seven pointers that may alias is past what
+    // GCC versions for vectorization; over locals it vectorizes.
+    int64_t begin = b * kUpdateBlock;
+    int64_t size = std::min(kUpdateBlock, n - begin);
+    T p[kUpdateBlock], g[kUpdateBlock], m[kUpdateBlock], v[kUpdateBlock];
+    std::copy(param + begin, param + begin + size, p);
+    std::copy(grad + begin, grad + begin + size, g);
+    std::copy(expAvg + begin, expAvg + begin + size, m);
+    std::copy(expAvgSq + begin, expAvgSq + begin + size, v);
+    for (int64_t k = 0; k < size; ++k)
+      scalar::adamWStep(p[k], g[k], m[k], v[k], lrV, b1, b2, epsV, wd, stepSize,
+                        bc2Sqrt, p[k], m[k], v[k]);
+    std::copy(p, p + size, newParam + begin);
+    std::copy(m, m + size, newExpAvg + begin);
+    std::copy(v, v + size, newExpAvgSq + begin);
+  }
 }
 
 /// The learning rate at optimizer step `step` (1-based): linear warmup over
