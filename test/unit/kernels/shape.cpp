@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <numeric>
 #include <vector>
 
@@ -44,6 +46,29 @@ TEST(ShapeTest, TransposeMatchesNaiveIndexing) {
   dtck::transpose(big, bigT, p.data(), swap, q.data());
   EXPECT_EQ(q[1 * 100 + 2], p[2 * 300 + 1]);
   EXPECT_EQ(q[299 * 100 + 99], p[99 * 300 + 299]);
+}
+
+// A head split, [B, T, H, D] -> [B, H, T, D] with short rows of D: more
+// rows than the 256 groups the copy shares among threads, so groups step
+// their offsets across every dimension's carry; every thread count gives
+// the naive indexing.
+TEST(ShapeTest, HeadSplitOfShortRowsMatchesNaiveIndexing) {
+  Shape in{4, {3, 37, 5, 3}}, out{4, {3, 5, 37, 3}};
+  const int64_t perm[] = {0, 2, 1, 3};
+  std::vector<int64_t> x = iota(in.numel());
+  for (int threads : {1, 2, 3}) {
+    std::vector<int64_t> y(out.numel(), -1);
+    omp_set_num_threads(threads);
+    dtck::transpose(in, out, x.data(), perm, y.data());
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t h = 0; h < 5; ++h)
+        for (int64_t t = 0; t < 37; ++t)
+          for (int64_t d = 0; d < 3; ++d)
+            ASSERT_EQ(y[((b * 5 + h) * 37 + t) * 3 + d],
+                      x[((b * 37 + t) * 5 + h) * 3 + d])
+                << threads << " threads";
+  }
+  omp_set_num_threads(1);
 }
 
 TEST(ShapeTest, ConcatAlongAMiddleAxis) {

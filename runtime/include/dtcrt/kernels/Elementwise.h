@@ -215,8 +215,8 @@ template <int N> struct StridedLoop {
 
 /// Calls `body(offsets, steps, length)` for runs of the innermost dimension
 /// (split into blocks of at most kBlock elements): array k starts at
-/// `offsets[k]` and moves by `steps[k]`. Blocks run in parallel when the loop
-/// is large.
+/// `offsets[k]` and moves by `steps[k]`. Blocks (or groups of short rows)
+/// run in parallel when the loop is large.
 template <int N, typename Body>
 inline void forEachRun(const StridedLoop<N> &loop, Body body) {
   if (loop.empty)
@@ -226,24 +226,63 @@ inline void forEachRun(const StridedLoop<N> &loop, Body body) {
   int64_t rows = 1;
   for (int d = 0; d + 1 < rank; ++d)
     rows *= loop.dims[d];
+  int64_t steps[N];
+  for (int k = 0; k < N; ++k)
+    steps[k] = rank ? loop.strides[k][rank - 1] : 0;
   int64_t chunks = (inner + kBlock - 1) / kBlock;
-  int64_t blocks = rows * chunks;
-  int64_t total = rows * inner;
-  DTCK_PARALLEL_FOR(total)
-  for (int64_t b = 0; b < blocks; ++b) {
-    int64_t row = b / chunks, start = (b % chunks) * kBlock;
-    int64_t offsets[N] = {}, steps[N] = {};
-    for (int d = rank - 2; d >= 0; --d) {
-      int64_t coord = row % loop.dims[d];
-      row /= loop.dims[d];
+  if (chunks > 1) {
+    // Long rows: blocks of kBlock elements, each finding its offsets by
+    // division.
+    DTCK_PARALLEL_FOR(rows * inner)
+    for (int64_t b = 0; b < rows * chunks; ++b) {
+      int64_t row = b / chunks, start = (b % chunks) * kBlock;
+      int64_t offsets[N] = {};
+      for (int d = rank - 2; d >= 0; --d) {
+        int64_t coord = row % loop.dims[d];
+        row /= loop.dims[d];
+        for (int k = 0; k < N; ++k)
+          offsets[k] += coord * loop.strides[k][d];
+      }
       for (int k = 0; k < N; ++k)
-        offsets[k] += coord * loop.strides[k][d];
+        offsets[k] += start * steps[k];
+      body(offsets, steps, std::min(kBlock, inner - start));
     }
-    for (int k = 0; k < N; ++k) {
-      steps[k] = rank ? loop.strides[k][rank - 1] : 0;
-      offsets[k] += start * steps[k];
+    return;
+  }
+  // Short rows in groups (at most 256 of them, for the threads to share):
+  // the first row of a group finds its offsets by division, the next ones
+  // step an odometer, which matters when rows are a few elements long (a
+  // head split's).
+  int64_t groups = std::min<int64_t>(rows, 256);
+  int64_t perGroup = (rows + groups - 1) / groups;
+  groups = (rows + perGroup - 1) / perGroup;
+  DTCK_PARALLEL_FOR(rows * inner)
+  for (int64_t group = 0; group < groups; ++group) {
+    int64_t first = group * perGroup;
+    int64_t last = std::min(rows, first + perGroup);
+    int64_t coords[kMaxRank] = {}, offsets[N] = {};
+    int64_t rest = first;
+    for (int d = rank - 2; d >= 0; --d) {
+      coords[d] = rest % loop.dims[d];
+      rest /= loop.dims[d];
+      for (int k = 0; k < N; ++k)
+        offsets[k] += coords[d] * loop.strides[k][d];
     }
-    body(offsets, steps, std::min(kBlock, inner - start));
+    for (int64_t row = first; row < last; ++row) {
+      int64_t at[N];
+      for (int k = 0; k < N; ++k)
+        at[k] = offsets[k];
+      body(at, steps, inner);
+      for (int d = rank - 2; d >= 0; --d) { // the next row
+        for (int k = 0; k < N; ++k)
+          offsets[k] += loop.strides[k][d];
+        if (++coords[d] < loop.dims[d])
+          break;
+        for (int k = 0; k < N; ++k)
+          offsets[k] -= coords[d] * loop.strides[k][d];
+        coords[d] = 0;
+      }
+    }
   }
 }
 
