@@ -8,7 +8,7 @@
 set -eu
 venv=${DTC_BENCH_VENV:-$HOME/.cache/dtc/venv-bench}
 if [ -x "$venv/bin/python" ] &&
-   "$venv/bin/python" -c 'import torch, onnxruntime.training.api' 2>/dev/null
+   "$venv/bin/python" -c 'import torch, torchvision, onnxruntime.training.api' 2>/dev/null
 then
   echo "$venv: ready"
   exit 0
@@ -17,5 +17,5 @@ python3 -m venv "$venv"
 # onnx 1.16: ONNX Runtime 1.19 loads models up to IR version 10, and newer
 # onnx writes the artifacts' optimizer model at a later one.
 "$venv/bin/pip" install --quiet torch==2.5.1 onnxruntime-training-cpu==1.19.2 \
-  onnx==1.16.2 numpy
+  torchvision==0.20.1 onnx==1.16.2 numpy
 echo "$venv: ready"

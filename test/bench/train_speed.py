@@ -76,13 +76,16 @@ class Case:
     (the GPT's --vocab ... --layers); batch: the export's batch, which is the
     global batch of every side; samples: training samples written (the stream
     wraps); lr: AdamW's learning rate; steps, warmup: timed and untimed steps
-    of each round, by default.
+    of each round, by default; torchvision: `example` names a torchvision
+    model that torchvision_case.py exports (64 x 64 images, 10 classes)
+    instead of an examples/ folder.
     """
 
     def __init__(self, name, example, batch, samples, lr, steps, warmup,
-                 sizes=None):
+                 sizes=None, torchvision=False):
         self.name = name
         self.example = example
+        self.torchvision = torchvision
         self.batch = batch
         self.samples = samples
         self.lr = lr
@@ -93,7 +96,8 @@ class Case:
 
 #: The cases, in the order they run. gpt-small is examples/gpt as
 #: make_example.py makes it; gpt-large: hidden 256, 4 heads of 64, 4 layers,
-#: sequence 128, vocabulary 512, batch 8 (3.3M parameters).
+#: sequence 128, vocabulary 512, batch 8 (3.3M parameters); resnet18 and
+#: mobilenetv2: torchvision's, 64 x 64 images, batch 8.
 CASES = [
     Case("mlp", "mlp", batch=8, samples=256, lr=1e-2, steps=300, warmup=30),
     Case("gpt-small", "gpt", batch=8, samples=256, lr=3e-3, steps=100,
@@ -102,7 +106,13 @@ CASES = [
          warmup=2, sizes=dict(vocab=512, seq=128, hidden=256, heads=4,
                               layers=4)),
     Case("cnn", "cnn", batch=8, samples=256, lr=1e-3, steps=60, warmup=6),
+    Case("resnet18", "resnet18", batch=8, samples=64, lr=1e-3, steps=6,
+         warmup=2, torchvision=True),
+    Case("mobilenetv2", "mobilenet_v2", batch=8, samples=64, lr=1e-3,
+         steps=6, warmup=2, torchvision=True),
 ]
+#: torchvision cases' image size.
+IMAGE_SIZE = 64
 PRECISIONS = ("fp32", "bf16")
 PEERS = ("ort", "eager", "compile", "eager113")
 #: What the peers' steps per second are compared with: dtc at least this
@@ -151,8 +161,19 @@ def _worker_batches(case, model_dir, steps):
     """The example's module with the export's weights, the ONNX model, and
     the batches of `steps` steps as lists of NumPy arrays (step k takes
     samples [(k-1)B, kB) modulo N, as dtc's train does)."""
-    sys.path.insert(0, os.path.join(EXAMPLES, "common"))
     import numpy as np
+    if case.torchvision:
+        import onnx
+        sys.path.insert(0, HERE)
+        import torchvision_case
+        model = torchvision_case.build(case.example)
+        onnx_model = onnx.load(os.path.join(model_dir, "model.onnx"))
+        params = torchvision_case.load_weights(model, onnx_model)
+        arrays = [np.load(os.path.join(model_dir, "train", name + ".npy"))
+                  for name in ("images", "labels")]
+        return (model, onnx_model, params,
+                _batches(arrays, case.batch, steps))
+    sys.path.insert(0, os.path.join(EXAMPLES, "common"))
     import train_reference
     spec = train_reference.load_example(case.example)
     if case.sizes:
@@ -162,16 +183,23 @@ def _worker_batches(case, model_dir, steps):
     data_dir = os.path.join(model_dir, train_reference.TRAIN_DATA_DIR)
     model, _, onnx_model = train_reference.load_model(spec, model_dir)
     arrays = train_reference.load_data(spec, data_dir, onnx_model)
-    n, b = arrays[0].shape[0], case.batch
-    batches = []
-    for k in range(steps):
-        index = (k * b + np.arange(b)) % n
-        batches.append([np.ascontiguousarray(a[index]) for a in arrays])
     aliases = train_reference._parameter_aliases(model)
     initializers = {i.name for i in onnx_model.graph.initializer}
     params = sorted({n for p in model.parameters() for n in aliases[id(p)]
                      if n in initializers})
-    return model, onnx_model, params, batches
+    return model, onnx_model, params, _batches(arrays, case.batch, steps)
+
+
+def _batches(arrays, batch, steps):
+    """Step k's batch (k from 0): samples [kB, (k+1)B) modulo N, as dtc's
+    train takes them."""
+    import numpy as np
+    n = arrays[0].shape[0]
+    batches = []
+    for k in range(steps):
+        index = (k * batch + np.arange(batch)) % n
+        batches.append([np.ascontiguousarray(a[index]) for a in arrays])
+    return batches
 
 
 def _torch_times(case, precision, threads, model_dir, steps, compiled):
@@ -288,6 +316,12 @@ def worker_main(args):
 
 def export(case, directory):
     """Exports the case's model and training data into `directory`."""
+    if case.torchvision:
+        _run([SYSTEM_PYTHON, os.path.join(HERE, "torchvision_case.py"),
+              case.example, directory, "--batch", str(case.batch), "--size",
+              str(IMAGE_SIZE), "--samples", str(case.samples)],
+             "%s: torchvision_case.py" % case.name)
+        return
     argv = [SYSTEM_PYTHON,
             os.path.join(EXAMPLES, case.example, "make_example.py"),
             "--out", directory, "--opset", "17", "--training",
@@ -373,6 +407,7 @@ class Result:
         self.losses = {}
         self.error = None
         self.flops_per_step = None
+        self.compile_s = None  # dtc compile's wall time, if it ran
 
     def ratio(self, peer):
         if "dtc" not in self.rate or peer not in self.rate:
@@ -425,7 +460,9 @@ def measure(case, precision, threads, args, work):
                 json.dump(_model_inputs(model_dir), f)
         out = os.path.join(model_dir, "out-" + precision)
         if not os.path.exists(os.path.join(out, "train")):
+            start = time.time()
             why = compile_step(args.dtc, case, precision, model_dir, out)
+            result.compile_s = time.time() - start
             if why:
                 if precision == "fp32":
                     raise BenchError("dtc compile: " + why)
@@ -495,6 +532,8 @@ def _line(result, peers, peak):
         achieved = result.flops_per_step * result.rate["dtc"]
         line += "  %.3g GFLOP/s = %.0f%% of peak" % (achieved / 1e9,
                                                      100 * achieved / peak)
+    if result.compile_s is not None:
+        line += "  (dtc compile %.1f s)" % result.compile_s
     notes = ["%s: %s" % (side, why) for side, why in sorted(result.na.items())
              if why != "not installed"]
     if notes:
@@ -510,7 +549,7 @@ def _summary(results, args, load_before, load_after, seconds):
             continue
         parts = []
         for r in results:
-            if r.precision != precision:
+            if r.precision != precision or r.error:
                 continue
             ratio = r.ratio(peer)
             if ratio is not None:

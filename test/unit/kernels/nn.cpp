@@ -970,6 +970,77 @@ TEST(Conv, PointwiseWithGradients) {
   expectClose(dw, kConv1x1WeightGrad, 1e-6, 1e-6);
 }
 
+// Depthwise convolutions (one channel and one filter per group) take direct
+// kernels: against the definition summed in double, for strides, dilations
+// and paddings on either side, at several thread counts.
+TEST(Conv, DepthwiseMatchesTheDefinition) {
+  struct Geometry {
+    int64_t h, w, kh, kw, sh, sw, dh, dw, pads[4];
+  };
+  const Geometry cases[] = {
+      {9, 9, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {8, 11, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
+      {7, 9, 3, 2, 2, 3, 1, 2, {0, 2, 3, 1}},
+      {5, 4, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}},
+  };
+  for (const Geometry &c : cases) {
+    int64_t batch = 2, channels = 5;
+    int64_t oh =
+        (c.h + c.pads[0] + c.pads[2] - c.dh * (c.kh - 1) - 1) / c.sh + 1;
+    int64_t ow =
+        (c.w + c.pads[1] + c.pads[3] - c.dw * (c.kw - 1) - 1) / c.sw + 1;
+    Shape sx{4, {batch, channels, c.h, c.w}}, sw{4, {channels, 1, c.kh, c.kw}},
+        sy{4, {batch, channels, oh, ow}};
+    const int64_t strides[] = {c.sh, c.sw}, dil[] = {c.dh, c.dw};
+    std::vector<float> x = ramp(sx, 37, 23, 11, 8), w = ramp(sw, 29, 19, 9, 4);
+    std::vector<float> bias = ramp(Shape{1, {channels}}, 7, 5, 2, 2);
+    std::vector<float> g = ramp(sy, 13, 11, 5, 4);
+    // The definition: output (n, ch, i, j) reads input row i * sh - top +
+    // a * dh and column j * sw - left + b * dw for tap (a, b).
+    std::vector<double> y0(sy.numel()), dx0(sx.numel(), 0), dw0(sw.numel(), 0);
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t ch = 0; ch < channels; ++ch)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            int64_t out = ((n * channels + ch) * oh + i) * ow + j;
+            double sum = bias[ch];
+            for (int64_t a = 0; a < c.kh; ++a)
+              for (int64_t b = 0; b < c.kw; ++b) {
+                int64_t r = i * c.sh - c.pads[0] + a * c.dh;
+                int64_t q = j * c.sw - c.pads[1] + b * c.dw;
+                if (r < 0 || r >= c.h || q < 0 || q >= c.w)
+                  continue;
+                int64_t in = ((n * channels + ch) * c.h + r) * c.w + q;
+                int64_t tap = (ch * c.kh + a) * c.kw + b;
+                sum += double(w[tap]) * x[in];
+                dx0[in] += double(w[tap]) * g[out];
+                dw0[tap] += double(g[out]) * x[in];
+              }
+            y0[out] = sum;
+          }
+    for (int threads : {1, 2, 3}) {
+      std::vector<float> y(sy.numel()), dx(sx.numel()), dw(sw.numel());
+      withThreads(threads, [&] {
+        conv<float>(sx, sw, sy, x.data(), w.data(), bias.data(), strides,
+                    c.pads, dil, channels, y.data());
+        convInputGrad<float>(sy, sw, sx, g.data(), w.data(), strides, c.pads,
+                             dil, channels, dx.data());
+        convWeightGrad<float>(sy, sx, sw, g.data(), x.data(), strides, c.pads,
+                              dil, channels, dw.data());
+      });
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_NEAR(y[i], y0[i], 1e-5 * (1 + std::fabs(y0[i])))
+            << c.h << "x" << c.w << ", " << threads << " threads, y " << i;
+      for (size_t i = 0; i < dx.size(); ++i)
+        ASSERT_NEAR(dx[i], dx0[i], 1e-5 * (1 + std::fabs(dx0[i])))
+            << c.h << "x" << c.w << ", " << threads << " threads, dx " << i;
+      for (size_t i = 0; i < dw.size(); ++i)
+        ASSERT_NEAR(dw[i], dw0[i], 1e-5 * (1 + std::fabs(dw0[i])))
+            << c.h << "x" << c.w << ", " << threads << " threads, dw " << i;
+    }
+  }
+}
+
 // Convolutions of a batch of 4: images across threads (the weight gradient
 // summing per-thread partials) or products split across threads; every
 // thread count agrees with one thread.

@@ -827,6 +827,164 @@ void einsum(int64_t numLetters, int64_t numOutput, const int64_t *sizes,
 // Convolution
 //===----------------------------------------------------------------------===//
 
+namespace nndetail {
+
+/// The geometry of a convolution over two spatial dimensions, for the
+/// direct depthwise kernels below.
+struct Planar {
+  int64_t inH, inW, outH, outW, kernelH, kernelW, strideH, strideW, padH, padW,
+      dilationH, dilationW;
+
+  Planar(const Shape &in, const Shape &out, const int64_t *kernel,
+         const int64_t *strides, const int64_t *pads, const int64_t *dilations)
+      : inH(in.dims[2]), inW(in.dims[3]), outH(out.dims[2]), outW(out.dims[3]),
+        kernelH(kernel[0]), kernelW(kernel[1]), strideH(strides[0]),
+        strideW(strides[1]), padH(pads[0]), padW(pads[1]),
+        dilationH(dilations[0]), dilationW(dilations[1]) {}
+
+  /// The input row kernel row `kh` reads at output row `oh` (maybe outside
+  /// [0, inH)).
+  int64_t inputRow(int64_t oh, int64_t kh) const {
+    return oh * strideH - padH + kh * dilationH;
+  }
+
+  /// The output columns [begin, end) at which kernel column `kw` reads
+  /// inside an input row, and the input column output column 0 reads
+  /// (`first`, maybe negative): output column ow reads ow * strideW + first.
+  void columns(int64_t kw, int64_t &begin, int64_t &end, int64_t &first) const {
+    first = kw * dilationW - padW;
+    begin = first >= 0 ? 0 : (-first + strideW - 1) / strideW;
+    end = first >= inW ? 0 : (inW - first + strideW - 1) / strideW;
+    end = std::min(end, outW);
+    begin = std::min(begin, end);
+  }
+};
+
+/// True for a depthwise convolution over two spatial dimensions (one input
+/// channel and one filter per group), which the direct kernels below take
+/// instead of im2col and a product per channel.
+inline bool isDepthwise2d(const Shape &sx, const Shape &sw, int64_t group) {
+  return sx.rank == 4 && group > 1 && group == sx.dims[1] &&
+         group == sw.dims[0] && sw.dims[1] == 1;
+}
+
+/// Depthwise forward: each output plane is the sum over the taps, in tap
+/// order, of the tap's weight times the input plane it reads (padding
+/// adds nothing), one output row at a time.
+template <typename B>
+void depthwiseConv(const Planar &g, int64_t planes, int64_t channels,
+                   const B *x, const B *w, B *y) {
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  DTCK_PARALLEL_FOR(planes * outSize * taps)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const B *xp = x + plane * inSize;
+    const B *wp = w + (plane % channels) * taps;
+    B *yp = y + plane * outSize;
+    std::fill(yp, yp + outSize, B(0));
+    for (int64_t oh = 0; oh < g.outH; ++oh) {
+      B *row = yp + oh * g.outW;
+      for (int64_t kh = 0; kh < g.kernelH; ++kh) {
+        int64_t ih = g.inputRow(oh, kh);
+        if (ih < 0 || ih >= g.inH)
+          continue;
+        for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+          int64_t begin, end, first;
+          g.columns(kw, begin, end, first);
+          const B *src = xp + ih * g.inW + first;
+          B weight = wp[kh * g.kernelW + kw];
+          if (g.strideW == 1)
+            for (int64_t ow = begin; ow < end; ++ow)
+              row[ow] += weight * src[ow];
+          else
+            for (int64_t ow = begin; ow < end; ++ow)
+              row[ow] += weight * src[ow * g.strideW];
+        }
+      }
+    }
+  }
+}
+
+/// Depthwise input gradient: each tap's weight times the output gradient,
+/// added to the input elements the tap read, taps in order (im2col's
+/// adjoint in its order).
+template <typename B>
+void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
+                            const B *grad, const B *w, B *dx) {
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  DTCK_PARALLEL_FOR(planes * outSize * taps)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const B *gp = grad + plane * outSize;
+    const B *wp = w + (plane % channels) * taps;
+    B *xp = dx + plane * inSize;
+    std::fill(xp, xp + inSize, B(0));
+    for (int64_t kh = 0; kh < g.kernelH; ++kh)
+      for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+        int64_t begin, end, first;
+        g.columns(kw, begin, end, first);
+        B weight = wp[kh * g.kernelW + kw];
+        for (int64_t oh = 0; oh < g.outH; ++oh) {
+          int64_t ih = g.inputRow(oh, kh);
+          if (ih < 0 || ih >= g.inH)
+            continue;
+          B *dst = xp + ih * g.inW + first;
+          const B *src = gp + oh * g.outW;
+          if (g.strideW == 1)
+            for (int64_t ow = begin; ow < end; ++ow)
+              dst[ow] += weight * src[ow];
+          else
+            for (int64_t ow = begin; ow < end; ++ow)
+              dst[ow * g.strideW] += weight * src[ow];
+        }
+      }
+  }
+}
+
+/// Depthwise weight gradient: for each channel and tap, the sum over the
+/// images (in order) of the output gradient's products with the input
+/// elements the tap read, each row's products summed in float lanes and
+/// the rows in double.
+template <typename B>
+void depthwiseConvWeightGrad(const Planar &g, int64_t batch, int64_t channels,
+                             const B *grad, const B *x, B *dw) {
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
+  for (int64_t ct = 0; ct < channels * taps; ++ct) {
+    int64_t c = ct / taps, t = ct % taps;
+    int64_t kh = t / g.kernelW, kw = t % g.kernelW;
+    int64_t begin, end, first;
+    g.columns(kw, begin, end, first);
+    double sum = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      const B *gp = grad + (n * channels + c) * outSize;
+      const B *xp = x + (n * channels + c) * inSize;
+      for (int64_t oh = 0; oh < g.outH; ++oh) {
+        int64_t ih = g.inputRow(oh, kh);
+        if (ih < 0 || ih >= g.inH)
+          continue;
+        const B *src = xp + ih * g.inW + first;
+        const B *row = gp + oh * g.outW;
+        B acc = 0;
+        if (g.strideW == 1) {
+#pragma omp simd reduction(+ : acc)
+          for (int64_t ow = begin; ow < end; ++ow)
+            acc += row[ow] * src[ow];
+        } else {
+#pragma omp simd reduction(+ : acc)
+          for (int64_t ow = begin; ow < end; ++ow)
+            acc += row[ow] * src[ow * g.strideW];
+        }
+        sum += static_cast<double>(acc);
+      }
+    }
+    dw[ct] = static_cast<B>(sum);
+  }
+}
+
+} // namespace nndetail
+
 /// dtg.conv: x [N, C, D...] with w [F, C/group, K...] and optional bias [F]
 /// (nullptr if none) into y [N, F, O...], by im2col and one GEMM per image
 /// and group.
@@ -836,14 +994,29 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
           const int64_t *pads, const int64_t *dilations, int64_t group, T *y) {
   using namespace nndetail;
   using B = BlasType<T>;
-  Window win(sx, sy, sw.dims + 2, strides, pads, dilations);
-  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
-  int64_t cg = channels / group, fg = filters / group;
-  int64_t rows = cg * win.kernelSize, o = win.outSize;
   std::vector<B> xBuf, wBuf, yBuf;
   const B *xs = widen<B>(x, sx.numel(), xBuf);
   const B *ws = widen<B>(w, sw.numel(), wBuf);
   B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  if (isDepthwise2d(sx, sw, group)) {
+    depthwiseConv(Planar(sx, sy, sw.dims + 2, strides, pads, dilations),
+                  batch * channels, channels, xs, ws, ys);
+    if (bias) {
+      int64_t o = sy.numel() / (batch * filters);
+      DTCK_PARALLEL_FOR(sy.numel())
+      for (int64_t nf = 0; nf < batch * filters; ++nf) {
+        B value = static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
+        for (int64_t p = 0; p < o; ++p)
+          ys[nf * o + p] += value;
+      }
+    }
+    narrow(ys, sy.numel(), y);
+    return;
+  }
+  Window win(sx, sy, sw.dims + 2, strides, pads, dilations);
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
   // One task per image and group: across threads when there are enough,
   // else one after the other with each product split across the threads.
   int64_t tasks = batch * group;
@@ -880,14 +1053,21 @@ void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
                    T *dx) {
   using namespace nndetail;
   using B = BlasType<T>;
-  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
-  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
-  int64_t cg = channels / group, fg = filters / group;
-  int64_t rows = cg * win.kernelSize, o = win.outSize;
   std::vector<B> gBuf, wBuf, xBuf;
   const B *gs = widen<B>(g, sg.numel(), gBuf);
   const B *ws = widen<B>(w, sw.numel(), wBuf);
   B *xs = computeBuffer<B>(dx, sx.numel(), xBuf);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  if (isDepthwise2d(sx, sw, group)) {
+    depthwiseConvInputGrad(
+        Planar(sx, sg, sw.dims + 2, strides, pads, dilations), batch * channels,
+        channels, gs, ws, xs);
+    narrow(xs, sx.numel(), dx);
+    return;
+  }
+  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
   // Tasks as in conv; each writes its own block of dx.
   int64_t tasks = batch * group;
   auto columns = [&] { return im2colBuffer<B>(win, cg); };
@@ -917,15 +1097,22 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
                     int64_t group, T *dw) {
   using namespace nndetail;
   using B = BlasType<T>;
-  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
-  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
-  int64_t cg = channels / group, fg = filters / group;
-  int64_t rows = cg * win.kernelSize, o = win.outSize;
   int64_t size = sw.numel();
   std::vector<B> gBuf, xBuf, wBuf;
   const B *gs = widen<B>(g, sg.numel(), gBuf);
   const B *xs = widen<B>(x, sx.numel(), xBuf);
   B *wsum = computeBuffer<B>(dw, size, wBuf);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  if (isDepthwise2d(sx, sw, group)) {
+    depthwiseConvWeightGrad(
+        Planar(sx, sg, sw.dims + 2, strides, pads, dilations), batch, channels,
+        gs, xs, wsum);
+    narrow(wsum, size, dw);
+    return;
+  }
+  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
   std::fill(wsum, wsum + size, B(0));
   // Images across threads when there are enough, each thread summing into
   // its own partial gradient (added up in thread order: deterministic for a

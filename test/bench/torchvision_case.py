@@ -1,0 +1,104 @@
+"""torchvision models for train_speed.py: ResNet-18 and MobileNetV2 with 10
+classes, seeded weights, and a cross-entropy loss, as a model.onnx that
+`dtc compile` and ONNX Runtime Training take and as the same module for
+PyTorch.
+
+  python3 torchvision_case.py NAME OUT --batch B --size S --samples N
+
+writes OUT/model.onnx (opset 17, training mode, inputs `images` [B, 3, S, S]
+and `labels` [B] with a dynamic batch axis, outputs `logits` and `loss`),
+OUT/train/images.npy and OUT/train/labels.npy (N samples). `build(name)` and
+`load_weights(module, onnx_model)` give the module with the export's
+weights (its initializers, by the module's parameter and buffer names).
+"""
+
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torchvision
+
+MODELS = {"resnet18": torchvision.models.resnet18,
+          "mobilenet_v2": torchvision.models.mobilenet_v2}
+CLASSES = 10
+
+
+class WithLoss(torch.nn.Module):
+    """The classifier and the mean cross-entropy of its logits: forward
+    returns (logits, loss), as the examples' models do."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, images, labels):
+        logits = self.net(images)
+        return logits, F.cross_entropy(logits, labels)
+
+
+def build(name):
+    """The model with seeded weights, in training mode, its dropout off (a
+    random mask would differ between the frameworks, and so would the
+    losses being compared)."""
+    torch.manual_seed(0)
+    model = WithLoss(MODELS[name](num_classes=CLASSES))
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    model.train()
+    return model
+
+
+def load_weights(model, onnx_model):
+    """Copies the export's initializers into the module's parameters and
+    buffers of the same names; returns the names of the parameters."""
+    from onnx import numpy_helper
+    values = {i.name: i for i in onnx_model.graph.initializer}
+    params = {name for name, _ in model.named_parameters()}
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if name in values:
+                tensor.copy_(torch.from_numpy(
+                    numpy_helper.to_array(values[name]).copy()))
+            elif name in params:
+                raise SystemExit("the export has no initializer for %s" %
+                                 name)
+    return sorted(params)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("name", choices=sorted(MODELS))
+    parser.add_argument("out")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--size", type=int, default=64)
+    parser.add_argument("--samples", type=int, default=64)
+    args = parser.parse_args(argv)
+    os.makedirs(os.path.join(args.out, "train"), exist_ok=True)
+    model = build(args.name)
+    g = torch.Generator().manual_seed(1)
+    images = torch.randn(args.samples, 3, args.size, args.size, generator=g)
+    labels = torch.randint(0, CLASSES, (args.samples,), generator=g)
+    np.save(os.path.join(args.out, "train", "images.npy"), images.numpy())
+    np.save(os.path.join(args.out, "train", "labels.npy"), labels.numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model, (images[:args.batch], labels[:args.batch]),
+            os.path.join(args.out, "model.onnx"),
+            input_names=["images", "labels"], output_names=["logits", "loss"],
+            opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False,
+            dynamic_axes={"images": {0: "batch"}, "labels": {0: "batch"},
+                          "logits": {0: "batch"}})
+    # Every side loads its weights from the file's initializers (tracing
+    # ran a forward, which moved BatchNorm's running statistics, and the
+    # file holds the moved ones).
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
