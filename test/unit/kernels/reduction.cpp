@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <vector>
 
 using dtck::Reduction;
@@ -65,6 +67,32 @@ TEST(ReductionTest, SumAccumulatesInDouble) {
       expect += double((r * 200 + c) % 7);
     ASSERT_EQ(cols[c], float(expect)) << c;
   }
+}
+
+// A BatchNorm gradient's sums (over axes 0 and 2, per channel): 19 results,
+// two groups of eight interleaved and three alone, each the sequential sum
+// in double of its elements in order, rounded once; at 1 and 2 threads.
+TEST(ReductionTest, PerChannelSumsInOrder) {
+  Shape in{3, {3, 19, 37}}, kept{3, {1, 19, 1}};
+  std::vector<float> x(in.numel());
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float((i * 7919) % 1009) / 97.0f - 5.0f + 1e-7f * float(i % 13);
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    std::vector<float> y(19), mean(19);
+    dtck::reduceSum(in, kept, x.data(), y.data());
+    dtck::reduceMean(in, kept, x.data(), mean.data());
+    for (int64_t c = 0; c < 19; ++c) {
+      double sum = 0;
+      for (int64_t n = 0; n < 3; ++n)
+        for (int64_t j = 0; j < 37; ++j)
+          sum += double(x[(n * 19 + c) * 37 + j]);
+      EXPECT_EQ(y[c], float(sum)) << c << ", " << threads << " threads";
+      EXPECT_EQ(mean[c], float(sum / 111))
+          << c << ", " << threads << " threads";
+    }
+  }
+  omp_set_num_threads(1);
 }
 
 TEST(ReductionTest, EmptyGroups) {

@@ -1314,35 +1314,47 @@ void batchNormTraining(const Shape &sx, const T *x, const S *scale,
   using nndetail::toDouble;
   int64_t batch = sx.dims[0], channels = sx.dims[1];
   int64_t inner = nndetail::numelOf(sx, 2, sx.rank), count = batch * inner;
+  // Channels go kWays at a time with their sums interleaved: each channel
+  // sums in its own order (the same bits), and the independent chains
+  // overlap instead of each addition waiting for the one before.
+  constexpr int64_t kWays = 4;
+  int64_t ways = channels % kWays == 0 ? kWays : 1;
   DTCK_PARALLEL_FOR(sx.numel())
-  for (int64_t c = 0; c < channels; ++c) {
-    double sum = 0.0;
+  for (int64_t c0 = 0; c0 < channels; c0 += ways) {
+    double sums[kWays] = {}, means[kWays], squaresOf[kWays] = {};
     for (int64_t n = 0; n < batch; ++n)
       for (int64_t j = 0; j < inner; ++j)
-        sum += toDouble(x[(n * channels + c) * inner + j]);
-    double mean = sum / static_cast<double>(count);
-    double squares = 0.0;
-    for (int64_t n = 0; n < batch; ++n) {
-      for (int64_t j = 0; j < inner; ++j) {
-        double d = toDouble(x[(n * channels + c) * inner + j]) - mean;
-        squares += d * d;
-      }
-    }
-    double biasedVar = squares / static_cast<double>(count);
-    double sampleVar = unbiasedRunningVar
-                           ? squares / static_cast<double>(count - 1)
-                           : biasedVar;
-    double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
-    double s = toDouble(scale[c]), b = toDouble(bias[c]);
-    for (int64_t n = 0; n < batch; ++n) {
-      int64_t base = (n * channels + c) * inner;
+        for (int64_t k = 0; k < ways; ++k)
+          sums[k] += toDouble(x[(n * channels + c0 + k) * inner + j]);
+    for (int64_t k = 0; k < ways; ++k)
+      means[k] = sums[k] / static_cast<double>(count);
+    for (int64_t n = 0; n < batch; ++n)
       for (int64_t j = 0; j < inner; ++j)
-        y[base + j] = store<T>(s * (toDouble(x[base + j]) - mean) * invStd + b);
+        for (int64_t k = 0; k < ways; ++k) {
+          double d =
+              toDouble(x[(n * channels + c0 + k) * inner + j]) - means[k];
+          squaresOf[k] += d * d;
+        }
+    for (int64_t k = 0; k < ways; ++k) {
+      int64_t c = c0 + k;
+      double mean = means[k], squares = squaresOf[k];
+      double biasedVar = squares / static_cast<double>(count);
+      double sampleVar = unbiasedRunningVar
+                             ? squares / static_cast<double>(count - 1)
+                             : biasedVar;
+      double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
+      double s = toDouble(scale[c]), b = toDouble(bias[c]);
+      for (int64_t n = 0; n < batch; ++n) {
+        int64_t base = (n * channels + c) * inner;
+        for (int64_t j = 0; j < inner; ++j)
+          y[base + j] =
+              store<T>(s * (toDouble(x[base + j]) - mean) * invStd + b);
+      }
+      newMean[c] = store<M>(momentum * toDouble(runningMean[c]) +
+                            (1.0 - momentum) * mean);
+      newVar[c] = store<V>(momentum * toDouble(runningVar[c]) +
+                           (1.0 - momentum) * sampleVar);
     }
-    newMean[c] =
-        store<M>(momentum * toDouble(runningMean[c]) + (1.0 - momentum) * mean);
-    newVar[c] = store<V>(momentum * toDouble(runningVar[c]) +
-                         (1.0 - momentum) * sampleVar);
   }
 }
 

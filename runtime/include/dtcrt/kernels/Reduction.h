@@ -110,10 +110,33 @@ inline void reduceNest(const Shape &in, const Shape &kept, const T *x,
   int64_t total = in.numel();
   int64_t inner = rank ? dims[last] : 1;
   if (innerReduced) {
-    // Each result element sums contiguous runs of the operand.
+    // Each result element sums contiguous runs of the operand. Results go
+    // kWays at a time, their steps interleaved: each result's steps stay in
+    // its own order (the same bits), and the independent chains overlap
+    // instead of each step waiting for the one before (a BatchNorm
+    // gradient's per-channel sums).
+    constexpr int64_t kWays = 8;
     int64_t runs = reducedNest.count();
-    DTCK_PARALLEL_FOR(total)
-    for (int64_t r = 0; r < outCount; ++r) {
+    int64_t groups = outCount / kWays;
+    DTCK_PARALLEL_FOR(groups * kWays * runs * inner)
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t r0 = g * kWays;
+      State s[kWays];
+      const T *p[kWays];
+      for (int64_t k = 0; k < kWays; ++k) {
+        s[k] = init(r0 + k);
+        p[k] = x + keptNest.offsetOf(r0 + k);
+      }
+      Odometer walk = reducedNest;
+      for (int64_t q = 0; q < runs; ++q, walk.next())
+        for (int64_t j = 0; j < inner; ++j)
+          for (int64_t k = 0; k < kWays; ++k)
+            s[k] = step(r0 + k, s[k], p[k][walk.offset + j]);
+      for (int64_t k = 0; k < kWays; ++k)
+        finish(r0 + k, s[k]);
+    }
+    DTCK_PARALLEL_FOR((outCount - groups * kWays) * runs * inner)
+    for (int64_t r = groups * kWays; r < outCount; ++r) {
       Odometer walk = reducedNest;
       int64_t base = keptNest.offsetOf(r);
       State s = init(r);
