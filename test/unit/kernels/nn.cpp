@@ -971,8 +971,9 @@ TEST(Conv, PointwiseWithGradients) {
 }
 
 // Depthwise convolutions (one channel and one filter per group) take direct
-// kernels: against the definition summed in double, for strides, dilations
-// and paddings on either side, at several thread counts.
+// kernels (over a padded plane at unit strides, row by row otherwise):
+// against the definition summed in double, for strides, dilations and
+// paddings on either side, at several thread counts.
 TEST(Conv, DepthwiseMatchesTheDefinition) {
   struct Geometry {
     int64_t h, w, kh, kw, sh, sw, dh, dw, pads[4];
@@ -982,6 +983,8 @@ TEST(Conv, DepthwiseMatchesTheDefinition) {
       {8, 11, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
       {7, 9, 3, 2, 2, 3, 1, 2, {0, 2, 3, 1}},
       {5, 4, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}},
+      {7, 9, 3, 2, 1, 1, 2, 3, {0, 2, 3, 1}},
+      {6, 5, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}},
   };
   for (const Geometry &c : cases) {
     int64_t batch = 2, channels = 5;

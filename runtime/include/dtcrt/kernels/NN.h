@@ -848,6 +848,37 @@ struct Planar {
     return oh * strideH - padH + kh * dilationH;
   }
 
+  /// Unit strides: the convolution then reads a padded plane of
+  /// paddedH() x paddedW() elements, and tap (kh, kw) of output (oh, ow) is
+  /// element (oh + kh * dilationH, ow + kw * dilationW) of it.
+  bool unitStrides() const { return strideH == 1 && strideW == 1; }
+  int64_t paddedH() const { return outH + dilationH * (kernelH - 1); }
+  int64_t paddedW() const { return outW + dilationW * (kernelW - 1); }
+  /// Outputs laid out with the padded plane's row length: output (oh, ow)
+  /// at oh * paddedW() + ow, and every tap reads the padded plane at that
+  /// position plus its offset, so that a tap covers the plane in one run
+  /// of this length (the columns past outW are computed and dropped).
+  int64_t paddedRun() const { return (outH - 1) * paddedW() + outW; }
+  int64_t tapOffset(int64_t t) const {
+    return (t / kernelW) * dilationH * paddedW() + (t % kernelW) * dilationW;
+  }
+  /// Copies input plane `x` into the padded plane `xp` (zeros around).
+  template <typename B> void pad(const B *x, B *xp) const {
+    int64_t pw = paddedW();
+    for (int64_t r = 0; r < paddedH(); ++r) {
+      int64_t ih = r - padH;
+      B *row = xp + r * pw;
+      if (ih < 0 || ih >= inH) {
+        std::fill(row, row + pw, B(0));
+        continue;
+      }
+      for (int64_t c = 0; c < pw; ++c) {
+        int64_t iw = c - padW;
+        row[c] = iw >= 0 && iw < inW ? x[ih * inW + iw] : B(0);
+      }
+    }
+  }
+
   /// The output columns [begin, end) at which kernel column `kw` reads
   /// inside an input row, and the input column output column 0 reads
   /// (`first`, maybe negative): output column ow reads ow * strideW + first.
@@ -876,6 +907,29 @@ void depthwiseConv(const Planar &g, int64_t planes, int64_t channels,
                    const B *x, const B *w, B *y) {
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  if (g.unitStrides()) {
+    // Over the padded plane, one run per tap (padding taps add w * 0).
+    int64_t pw = g.paddedW(), run = g.paddedRun();
+    DTCK_PARALLEL_FOR(planes * outSize * taps)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      thread_local std::vector<B> scratch;
+      scratch.resize(g.paddedH() * pw + g.outH * pw);
+      B *xpad = scratch.data(), *ypad = xpad + g.paddedH() * pw;
+      g.pad(x + plane * inSize, xpad);
+      const B *wp = w + (plane % channels) * taps;
+      std::fill(ypad, ypad + run, B(0));
+      for (int64_t t = 0; t < taps; ++t) {
+        const B *src = xpad + g.tapOffset(t);
+        B weight = wp[t];
+        for (int64_t p = 0; p < run; ++p)
+          ypad[p] += weight * src[p];
+      }
+      B *yp = y + plane * outSize;
+      for (int64_t oh = 0; oh < g.outH; ++oh)
+        std::copy(ypad + oh * pw, ypad + oh * pw + g.outW, yp + oh * g.outW);
+    }
+    return;
+  }
   DTCK_PARALLEL_FOR(planes * outSize * taps)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const B *xp = x + plane * inSize;
@@ -913,6 +967,38 @@ void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
                             const B *grad, const B *w, B *dx) {
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  if (g.unitStrides()) {
+    // The gradient laid out with the padded plane's rows (zeros past
+    // outW), each tap adding its products to the padded plane in one run;
+    // then the input's part of it.
+    int64_t pw = g.paddedW(), ph = g.paddedH(), run = g.paddedRun();
+    DTCK_PARALLEL_FOR(planes * outSize * taps)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      thread_local std::vector<B> scratch;
+      scratch.resize(ph * pw + g.outH * pw);
+      B *dxpad = scratch.data(), *gpad = dxpad + ph * pw;
+      const B *gp = grad + plane * outSize;
+      for (int64_t oh = 0; oh < g.outH; ++oh) {
+        std::copy(gp + oh * g.outW, gp + (oh + 1) * g.outW, gpad + oh * pw);
+        std::fill(gpad + oh * pw + g.outW, gpad + (oh + 1) * pw, B(0));
+      }
+      std::fill(dxpad, dxpad + ph * pw, B(0));
+      const B *wp = w + (plane % channels) * taps;
+      for (int64_t t = 0; t < taps; ++t) {
+        B *dst = dxpad + g.tapOffset(t);
+        B weight = wp[t];
+        for (int64_t p = 0; p < run; ++p)
+          dst[p] += weight * gpad[p];
+      }
+      B *xp = dx + plane * inSize;
+      for (int64_t ih = 0; ih < g.inH; ++ih)
+        for (int64_t iw = 0; iw < g.inW; ++iw) {
+          int64_t r = ih + g.padH, c = iw + g.padW;
+          xp[ih * g.inW + iw] = r < ph && c < pw ? dxpad[r * pw + c] : B(0);
+        }
+    }
+    return;
+  }
   DTCK_PARALLEL_FOR(planes * outSize * taps)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const B *gp = grad + plane * outSize;
@@ -950,6 +1036,38 @@ void depthwiseConvWeightGrad(const Planar &g, int64_t batch, int64_t channels,
                              const B *grad, const B *x, B *dw) {
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  if (g.unitStrides()) {
+    // Per channel: each image's padded plane and its gradient laid out with
+    // the padded rows (zeros past outW), one run per tap.
+    int64_t pw = g.paddedW(), ph = g.paddedH(), run = g.paddedRun();
+    DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
+    for (int64_t c = 0; c < channels; ++c) {
+      thread_local std::vector<B> scratch;
+      scratch.resize(ph * pw + g.outH * pw);
+      B *xpad = scratch.data(), *gpad = xpad + ph * pw;
+      thread_local std::vector<double> sums;
+      sums.assign(taps, 0.0);
+      for (int64_t n = 0; n < batch; ++n) {
+        g.pad(x + (n * channels + c) * inSize, xpad);
+        const B *gp = grad + (n * channels + c) * outSize;
+        for (int64_t oh = 0; oh < g.outH; ++oh) {
+          std::copy(gp + oh * g.outW, gp + (oh + 1) * g.outW, gpad + oh * pw);
+          std::fill(gpad + oh * pw + g.outW, gpad + (oh + 1) * pw, B(0));
+        }
+        for (int64_t t = 0; t < taps; ++t) {
+          const B *src = xpad + g.tapOffset(t);
+          B acc = 0;
+#pragma omp simd reduction(+ : acc)
+          for (int64_t p = 0; p < run; ++p)
+            acc += gpad[p] * src[p];
+          sums[t] += static_cast<double>(acc);
+        }
+      }
+      for (int64_t t = 0; t < taps; ++t)
+        dw[c * taps + t] = static_cast<B>(sums[t]);
+    }
+    return;
+  }
   DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
   for (int64_t ct = 0; ct < channels * taps; ++ct) {
     int64_t c = ct / taps, t = ct % taps;
