@@ -722,32 +722,39 @@ TEST(MatMul, BFloat16) {
 // row's sums in registers; 3 and 17 take the general loop), with the right
 // operand as stored and transposed (a strided view), against double loops.
 TEST(MatMul, SmallProductsByColumnCount) {
-  const int64_t batch = 3, m = 5, k = 7;
-  for (int64_t n : {1, 2, 3, 4, 8, 16, 17})
-    for (bool transposed : {false, true}) {
-      std::vector<float> a(size_t(batch * m * k)), b(size_t(batch * k * n));
-      for (size_t i = 0; i < a.size(); ++i)
-        a[i] = float(std::sin(0.37 * double(i)));
-      for (size_t i = 0; i < b.size(); ++i)
-        b[i] = float(std::cos(0.23 * double(i)));
-      Shape sy{3, {batch, m, n}};
-      MatrixView va{0, {m * k}, k, 1};
-      MatrixView vb = transposed ? MatrixView{0, {k * n}, 1, k}
-                                 : MatrixView{0, {k * n}, n, 1};
-      std::vector<float> y(size_t(batch * m * n));
-      matmulView(sy, k, a.data(), va, b.data(), vb, y.data());
-      for (int64_t bi = 0; bi < batch; ++bi)
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double want = 0;
-            for (int64_t p = 0; p < k; ++p)
-              want += double(a[size_t(bi * m * k + i * k + p)]) *
+  const int64_t batch = 3, k = 7;
+  // m = 8: rows four at a time; m = 5: one at a time.
+  for (int64_t m : {5, 8})
+    for (int64_t n : {1, 2, 3, 4, 8, 16, 17, 32})
+      for (bool transposed : {false, true})
+        for (bool aTransposed : {false, true}) {
+          std::vector<float> a(size_t(batch * m * k)), b(size_t(batch * k * n));
+          for (size_t i = 0; i < a.size(); ++i)
+            a[i] = float(std::sin(0.37 * double(i)));
+          for (size_t i = 0; i < b.size(); ++i)
+            b[i] = float(std::cos(0.23 * double(i)));
+          Shape sy{3, {batch, m, n}};
+          MatrixView va = aTransposed ? MatrixView{0, {m * k}, 1, m}
+                                      : MatrixView{0, {m * k}, k, 1};
+          MatrixView vb = transposed ? MatrixView{0, {k * n}, 1, k}
+                                     : MatrixView{0, {k * n}, n, 1};
+          std::vector<float> y(size_t(batch * m * n));
+          matmulView(sy, k, a.data(), va, b.data(), vb, y.data());
+          for (int64_t bi = 0; bi < batch; ++bi)
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                double want = 0;
+                for (int64_t p = 0; p < k; ++p)
+                  want +=
+                      double(a[size_t(bi * m * k + i * va.row + p * va.col)]) *
                       b[size_t(bi * k * n + p * vb.row + j * vb.col)];
-            ASSERT_NEAR(y[size_t((bi * m + i) * n + j)], want, 1e-5)
-                << "n " << n << (transposed ? " transposed" : "") << " at "
-                << bi << ", " << i << ", " << j;
-          }
-    }
+                ASSERT_NEAR(y[size_t((bi * m + i) * n + j)], want, 1e-5)
+                    << "m " << m << ", n " << n
+                    << (transposed ? " transposed" : "")
+                    << (aTransposed ? ", a transposed" : "") << " at " << bi
+                    << ", " << i << ", " << j;
+              }
+        }
 }
 
 // A product split across the threads inside matmulView's batch loop takes
@@ -968,6 +975,36 @@ TEST(Conv, PointwiseWithGradients) {
   convWeightGrad<float>(sy, sx, sw, g.data(), x.data(), ones, zeros, ones, 1,
                         dw.data());
   expectClose(dw, kConv1x1WeightGrad, 1e-6, 1e-6);
+}
+
+// Windows over two spatial dimensions build their tap table from row and
+// column offsets: the general construction's table, entry for entry, for
+// strides, dilations and paddings on either side, and windows that read
+// padding only.
+TEST(Conv, PlanarTapTableMatchesTheGeneralOne) {
+  struct Geometry {
+    int64_t h, w, kh, kw, sh, sw, dh, dw, pads[4];
+  };
+  const Geometry cases[] = {
+      {5, 6, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {7, 9, 3, 2, 2, 3, 1, 2, {0, 2, 3, 1}},
+      {4, 4, 2, 3, 3, 2, 2, 1, {2, 0, 1, 4}},
+      {2, 3, 3, 3, 1, 1, 1, 1, {3, 3, 3, 3}},
+  };
+  for (const Geometry &c : cases) {
+    int64_t oh =
+        (c.h + c.pads[0] + c.pads[2] - c.dh * (c.kh - 1) - 1) / c.sh + 1;
+    int64_t ow =
+        (c.w + c.pads[1] + c.pads[3] - c.dw * (c.kw - 1) - 1) / c.sw + 1;
+    Shape sx{4, {1, 2, c.h, c.w}}, sy{4, {1, 2, oh, ow}};
+    const int64_t kernel[] = {c.kh, c.kw}, strides[] = {c.sh, c.sw},
+                  dil[] = {c.dh, c.dw}, inStride[] = {c.w, 1};
+    nndetail::Window win(sx, sy, kernel, strides, c.pads, dil);
+    std::vector<int64_t> planar = win.taps;
+    std::fill(win.taps.begin(), win.taps.end(), -7);
+    win.generalTaps(sx, sy, kernel, strides, c.pads, dil, inStride);
+    ASSERT_EQ(planar, win.taps) << c.h << "x" << c.w;
+  }
 }
 
 // Depthwise convolutions (one channel and one filter per group) take direct

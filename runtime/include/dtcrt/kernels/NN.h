@@ -239,29 +239,10 @@ struct Window {
     int64_t inStride[kMaxRank];
     stridesOf(subShape(input, 2, input.rank), inStride);
     taps.resize(kernelSize * outSize);
-    DTCK_PARALLEL_FOR(kernelSize * outSize)
-    for (int64_t t = 0; t < kernelSize; ++t) {
-      int64_t tap[kMaxRank], pos[kMaxRank] = {};
-      int64_t r = t;
-      for (int d = k - 1; d >= 0; --d) {
-        tap[d] = r % kernel[d];
-        r /= kernel[d];
-      }
-      for (int64_t p = 0; p < outSize; ++p) {
-        int64_t offset = 0;
-        for (int d = 0; d < k && offset >= 0; ++d) {
-          int64_t i = pos[d] * strides[d] - pads[d] + tap[d] * dilations[d];
-          offset =
-              (i < 0 || i >= input.dims[2 + d]) ? -1 : offset + i * inStride[d];
-        }
-        taps[t * outSize + p] = offset;
-        for (int d = k - 1; d >= 0; --d) { // next output position
-          if (++pos[d] < output.dims[2 + d])
-            break;
-          pos[d] = 0;
-        }
-      }
-    }
+    if (k == 2)
+      planarTaps(input, output, kernel, strides, pads, dilations);
+    else
+      generalTaps(input, output, kernel, strides, pads, dilations, inStride);
     // Tap counts factor over the dimensions: count per dimension and
     // position, then multiply.
     std::vector<int64_t> inDim, padDim; // [d][position along d]
@@ -300,6 +281,68 @@ struct Window {
     identity = kernelSize == 1 && outSize == inSize;
     for (int64_t p = 0; identity && p < outSize; ++p)
       identity = taps[p] == p;
+  }
+
+  /// The tap table of any number of spatial dimensions.
+  void generalTaps(const Shape &input, const Shape &output,
+                   const int64_t *kernel, const int64_t *strides,
+                   const int64_t *pads, const int64_t *dilations,
+                   const int64_t *inStride) {
+    int k = input.rank - 2;
+    DTCK_PARALLEL_FOR(kernelSize * outSize)
+    for (int64_t t = 0; t < kernelSize; ++t) {
+      int64_t tap[kMaxRank], pos[kMaxRank] = {};
+      int64_t r = t;
+      for (int d = k - 1; d >= 0; --d) {
+        tap[d] = r % kernel[d];
+        r /= kernel[d];
+      }
+      for (int64_t p = 0; p < outSize; ++p) {
+        int64_t offset = 0;
+        for (int d = 0; d < k && offset >= 0; ++d) {
+          int64_t i = pos[d] * strides[d] - pads[d] + tap[d] * dilations[d];
+          offset =
+              (i < 0 || i >= input.dims[2 + d]) ? -1 : offset + i * inStride[d];
+        }
+        taps[t * outSize + p] = offset;
+        for (int d = k - 1; d >= 0; --d) { // next output position
+          if (++pos[d] < output.dims[2 + d])
+            break;
+          pos[d] = 0;
+        }
+      }
+    }
+  }
+
+  /// The tap table of two spatial dimensions: a tap's offset at (oh, ow)
+  /// is its row's offset plus its column's, each computed once per kernel
+  /// row and output row (column), -1 if either reads padding.
+  void planarTaps(const Shape &input, const Shape &output,
+                  const int64_t *kernel, const int64_t *strides,
+                  const int64_t *pads, const int64_t *dilations) {
+    int64_t inH = input.dims[2], inW = input.dims[3];
+    int64_t outH = output.dims[2], outW = output.dims[3];
+    std::vector<int64_t> rowOffset(kernel[0] * outH), column(kernel[1] * outW);
+    for (int64_t kh = 0; kh < kernel[0]; ++kh)
+      for (int64_t oh = 0; oh < outH; ++oh) {
+        int64_t i = oh * strides[0] - pads[0] + kh * dilations[0];
+        rowOffset[kh * outH + oh] = i < 0 || i >= inH ? -1 : i * inW;
+      }
+    for (int64_t kw = 0; kw < kernel[1]; ++kw)
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        int64_t j = ow * strides[1] - pads[1] + kw * dilations[1];
+        column[kw * outW + ow] = j < 0 || j >= inW ? -1 : j;
+      }
+    for (int64_t t = 0; t < kernelSize; ++t) {
+      int64_t kh = t / kernel[1], kw = t % kernel[1];
+      const int64_t *cols = column.data() + kw * outW;
+      for (int64_t oh = 0; oh < outH; ++oh) {
+        int64_t row = rowOffset[kh * outH + oh];
+        int64_t *dst = taps.data() + t * outSize + oh * outW;
+        for (int64_t ow = 0; ow < outW; ++ow)
+          dst[ow] = row < 0 || cols[ow] < 0 ? -1 : row + cols[ow];
+      }
+    }
   }
 };
 
@@ -361,13 +404,42 @@ inline void matmulRowOf(int64_t k, const T *a, int64_t aCol, const T *b,
     y[j] = store(acc[j]);
 }
 
+/// kRows consecutive rows of matmulRowOf at once (A's rows `aRow` apart,
+/// the results `n` apart): each sum in its own order, as one row alone
+/// (the same bits), the right operand's row loaded once for all of them,
+/// and their independent chains overlapping where one row's would wait on
+/// each addition (a head of 4 columns summing 16 products).
+constexpr int kRowsAtOnce = 4;
+template <int N, typename A, typename T, typename Widen, typename Store>
+inline void matmulRowsOf(int64_t k, const T *a, int64_t aRow, int64_t aCol,
+                         const T *b, int64_t bRow, int64_t bCol, T *y,
+                         Widen widen, Store store) {
+  A acc[kRowsAtOnce][N] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    const T *bp = b + p * bRow;
+    A bv[N];
+    for (int j = 0; j < N; ++j)
+      bv[j] = widen(bp[j * bCol]);
+    for (int r = 0; r < kRowsAtOnce; ++r) {
+      A av = widen(a[r * aRow + p * aCol]);
+      for (int j = 0; j < N; ++j)
+        acc[r][j] += av * bv[j];
+    }
+  }
+  for (int r = 0; r < kRowsAtOnce; ++r)
+    for (int j = 0; j < N; ++j)
+      y[r * N + j] = store(acc[r][j]);
+}
+
 /// Matrix products y[b] = a[b] x b[b] by plain loops, rows in parallel:
 /// accumulating in A (wrapping uint64_t for integers, the compute type for
 /// floats), in the interpreter's order over the contracted dimension.
 /// Element (i, p) of a[b] is at `a + aOffset[b] + i * aRow + p * aCol`, and
-/// likewise for b; y is contiguous. Products with 1, 2, 4, 8 or 16 columns
-/// (attention's per-head products at small head sizes) keep a row's sums
-/// in registers; the others in a buffer, the inner loop over columns.
+/// likewise for b; y is contiguous. Products with 1, 2, 4, 8, 16 or 32
+/// columns (attention's per-head products at small head sizes, small
+/// hidden sizes) keep their rows' sums in registers, four rows at a time
+/// when the rows allow; the others in a buffer, the inner loop over
+/// columns.
 template <typename A, typename T>
 void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
                  const int64_t *aOffset, const int64_t *bOffset, const T *a,
@@ -388,6 +460,17 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
   int64_t rows = batch * m;
   auto fixedRows = [&](auto columns) {
     constexpr int N = decltype(columns)::value;
+    if (m % kRowsAtOnce == 0) {
+      int64_t groups = rows / kRowsAtOnce;
+#pragma omp parallel for if (rows * n * k >= kParallelThreshold)
+      for (int64_t group = 0; group < groups; ++group) {
+        int64_t row = group * kRowsAtOnce, bi = row / m, i = row % m;
+        matmulRowsOf<N, A>(k, a + aOffset[bi] + i * aRow, aRow, aCol,
+                           b + bOffset[bi], bRow, bCol, y + row * n, widenValue,
+                           storeValue);
+      }
+      return;
+    }
 #pragma omp parallel for if (rows * n * k >= kParallelThreshold)
     for (int64_t row = 0; row < rows; ++row) {
       int64_t bi = row / m, i = row % m;
@@ -406,6 +489,8 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
     return fixedRows(std::integral_constant<int, 8>());
   case 16:
     return fixedRows(std::integral_constant<int, 16>());
+  case 32:
+    return fixedRows(std::integral_constant<int, 32>());
   default:
     break;
   }
