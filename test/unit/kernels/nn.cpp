@@ -977,14 +977,23 @@ TEST(Conv, PointwiseWithGradients) {
   expectClose(dw, kConv1x1WeightGrad, 1e-6, 1e-6);
 }
 
+/// A convolution's geometry over two spatial dimensions: input h x w,
+/// kernel kh x kw, strides, dilations, pads (top, left, bottom, right).
+struct Geometry {
+  int64_t h, w, kh, kw, sh, sw, dh, dw, pads[4];
+  int64_t outH() const {
+    return (h + pads[0] + pads[2] - dh * (kh - 1) - 1) / sh + 1;
+  }
+  int64_t outW() const {
+    return (w + pads[1] + pads[3] - dw * (kw - 1) - 1) / sw + 1;
+  }
+};
+
 // Windows over two spatial dimensions build their tap table from row and
 // column offsets: the general construction's table, entry for entry, for
 // strides, dilations and paddings on either side, and windows that read
 // padding only.
 TEST(Conv, PlanarTapTableMatchesTheGeneralOne) {
-  struct Geometry {
-    int64_t h, w, kh, kw, sh, sw, dh, dw, pads[4];
-  };
   const Geometry cases[] = {
       {5, 6, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
       {7, 9, 3, 2, 2, 3, 1, 2, {0, 2, 3, 1}},
@@ -992,10 +1001,7 @@ TEST(Conv, PlanarTapTableMatchesTheGeneralOne) {
       {2, 3, 3, 3, 1, 1, 1, 1, {3, 3, 3, 3}},
   };
   for (const Geometry &c : cases) {
-    int64_t oh =
-        (c.h + c.pads[0] + c.pads[2] - c.dh * (c.kh - 1) - 1) / c.sh + 1;
-    int64_t ow =
-        (c.w + c.pads[1] + c.pads[3] - c.dw * (c.kw - 1) - 1) / c.sw + 1;
+    int64_t oh = c.outH(), ow = c.outW();
     Shape sx{4, {1, 2, c.h, c.w}}, sy{4, {1, 2, oh, ow}};
     const int64_t kernel[] = {c.kh, c.kw}, strides[] = {c.sh, c.sw},
                   dil[] = {c.dh, c.dw}, inStride[] = {c.w, 1};
@@ -1012,9 +1018,6 @@ TEST(Conv, PlanarTapTableMatchesTheGeneralOne) {
 // against the definition summed in double, for strides, dilations and
 // paddings on either side, at several thread counts.
 TEST(Conv, DepthwiseMatchesTheDefinition) {
-  struct Geometry {
-    int64_t h, w, kh, kw, sh, sw, dh, dw, pads[4];
-  };
   const Geometry cases[] = {
       {9, 9, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
       {8, 11, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
@@ -1025,10 +1028,7 @@ TEST(Conv, DepthwiseMatchesTheDefinition) {
   };
   for (const Geometry &c : cases) {
     int64_t batch = 2, channels = 5;
-    int64_t oh =
-        (c.h + c.pads[0] + c.pads[2] - c.dh * (c.kh - 1) - 1) / c.sh + 1;
-    int64_t ow =
-        (c.w + c.pads[1] + c.pads[3] - c.dw * (c.kw - 1) - 1) / c.sw + 1;
+    int64_t oh = c.outH(), ow = c.outW();
     Shape sx{4, {batch, channels, c.h, c.w}}, sw{4, {channels, 1, c.kh, c.kw}},
         sy{4, {batch, channels, oh, ow}};
     const int64_t strides[] = {c.sh, c.sw}, dil[] = {c.dh, c.dw};

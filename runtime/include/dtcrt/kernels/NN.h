@@ -964,6 +964,16 @@ struct Planar {
     }
   }
 
+  /// Copies output plane `y` (outH x outW) into `ypad`, laid out with the
+  /// padded plane's rows (outH x paddedW(), zeros past outW).
+  template <typename B> void spreadRows(const B *y, B *ypad) const {
+    int64_t pw = paddedW();
+    for (int64_t oh = 0; oh < outH; ++oh) {
+      std::copy(y + oh * outW, y + (oh + 1) * outW, ypad + oh * pw);
+      std::fill(ypad + oh * pw + outW, ypad + (oh + 1) * pw, B(0));
+    }
+  }
+
   /// The output columns [begin, end) at which kernel column `kw` reads
   /// inside an input row, and the input column output column 0 reads
   /// (`first`, maybe negative): output column ow reads ow * strideW + first.
@@ -1063,10 +1073,7 @@ void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
       scratch.resize(ph * pw + g.outH * pw);
       B *dxpad = scratch.data(), *gpad = dxpad + ph * pw;
       const B *gp = grad + plane * outSize;
-      for (int64_t oh = 0; oh < g.outH; ++oh) {
-        std::copy(gp + oh * g.outW, gp + (oh + 1) * g.outW, gpad + oh * pw);
-        std::fill(gpad + oh * pw + g.outW, gpad + (oh + 1) * pw, B(0));
-      }
+      g.spreadRows(gp, gpad);
       std::fill(dxpad, dxpad + ph * pw, B(0));
       const B *wp = w + (plane % channels) * taps;
       for (int64_t t = 0; t < taps; ++t) {
@@ -1135,10 +1142,7 @@ void depthwiseConvWeightGrad(const Planar &g, int64_t batch, int64_t channels,
       for (int64_t n = 0; n < batch; ++n) {
         g.pad(x + (n * channels + c) * inSize, xpad);
         const B *gp = grad + (n * channels + c) * outSize;
-        for (int64_t oh = 0; oh < g.outH; ++oh) {
-          std::copy(gp + oh * g.outW, gp + (oh + 1) * g.outW, gpad + oh * pw);
-          std::fill(gpad + oh * pw + g.outW, gpad + (oh + 1) * pw, B(0));
-        }
+        g.spreadRows(gp, gpad);
         for (int64_t t = 0; t < taps; ++t) {
           const B *src = xpad + g.tapOffset(t);
           B acc = 0;
