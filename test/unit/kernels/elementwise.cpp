@@ -73,9 +73,10 @@ std::vector<float> sampledFloats(float lo, float hi, uint32_t stride) {
 }
 
 // MathFloat.h's exp, tanh, erf and erfc, which the float kernels use (they
-// vectorize where libm's do not): within one float ulp of libm's double
-// result over the whole float range, the specials as libm has them.
-TEST(ElementwiseTest, VectorizableExpTanhErfErfcAreWithinOneUlp) {
+// vectorize where libm's do not): exp, tanh and erf within one float ulp of
+// libm's double result over the whole float range, erfc within four (its
+// header says where they are lost), the specials as libm has them.
+TEST(ElementwiseTest, VectorizableExpTanhErfErfcAreWithinTheirBounds) {
   int64_t worst[4] = {0, 0, 0, 0};
   for (float x : sampledFloats(-120.0f, 100.0f, 1009)) {
     int64_t e = ulpsFrom(dtck::math::expFloat(x), std::exp(double(x)));
@@ -89,7 +90,7 @@ TEST(ElementwiseTest, VectorizableExpTanhErfErfcAreWithinOneUlp) {
     int64_t e = ulpsFrom(dtck::math::erfFloat(x), std::erf(double(x)));
     int64_t c = ulpsFrom(dtck::math::erfcFloat(x), std::erfc(double(x)));
     EXPECT_LE(e, 1) << "erf(" << x << ")";
-    EXPECT_LE(c, 1) << "erfc(" << x << ")";
+    EXPECT_LE(c, 4) << "erfc(" << x << ")";
     worst[1] = std::max(worst[1], e);
     worst[2] = std::max(worst[2], c);
   }
