@@ -11,7 +11,9 @@
 //   OpenBLAS is switched to one thread on first use: the kernels split the
 //   work across OpenMP's threads themselves (whole products per thread, or
 //   row/column blocks of one product), so that two thread pools never
-//   compete for the cores.
+//   compete for the cores. 2-D float convolutions with one group go to
+//   oneDNN's convolution primitives where it has a JIT kernel for them
+//   (ConvLibrary.h), depthwise ones to direct kernels below.
 // - Einsum, pooling, pooling gradients, normalizations, softmax and dropout
 //   compute in double and round once, so they agree with the interpreter to
 //   the last bit up to the order of additions.
@@ -25,6 +27,7 @@
 #define DTCRT_KERNELS_NN_H
 
 #include "dtcrt/kernels/Common.h"
+#include "dtcrt/kernels/ConvLibrary.h"
 #include "dtcrt/kernels/Philox.h"
 
 #include <cblas.h>
@@ -1221,9 +1224,29 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
     narrow(ys, sy.numel(), y);
     return;
   }
+  int64_t o = sy.numel() / (batch * filters);
+  auto addBias = [&] {
+    if (!bias)
+      return;
+    DTCK_PARALLEL_FOR(sy.numel())
+    for (int64_t nf = 0; nf < batch * filters; ++nf) {
+      B value = static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
+      for (int64_t p = 0; p < o; ++p)
+        ys[nf * o + p] += value;
+    }
+  };
+  if constexpr (std::is_same_v<B, float>) {
+    DnnlConv *library = convLibraryFor(ConvPass::Forward, sx, sw, sy, strides,
+                                       pads, dilations, group);
+    if (library && library->run(xs, ws, ys)) {
+      addBias();
+      narrow(ys, sy.numel(), y);
+      return;
+    }
+  }
   Window win(sx, sy, sw.dims + 2, strides, pads, dilations);
   int64_t cg = channels / group, fg = filters / group;
-  int64_t rows = cg * win.kernelSize, o = win.outSize;
+  int64_t rows = cg * win.kernelSize;
   // One task per image and group: across threads when there are enough,
   // else one after the other with each product split across the threads.
   int64_t tasks = batch * group;
@@ -1240,14 +1263,7 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
                                   win.identity ? xg : col.data(), o, B(0),
                                   ys + (n * filters + g * fg) * o, o);
                 });
-  if (bias) {
-    DTCK_PARALLEL_FOR(sy.numel())
-    for (int64_t nf = 0; nf < batch * filters; ++nf) {
-      B value = static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
-      for (int64_t p = 0; p < o; ++p)
-        ys[nf * o + p] += value;
-    }
-  }
+  addBias();
   narrow(ys, sy.numel(), y);
 }
 
@@ -1271,6 +1287,14 @@ void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
         channels, gs, ws, xs);
     narrow(xs, sx.numel(), dx);
     return;
+  }
+  if constexpr (std::is_same_v<B, float>) {
+    DnnlConv *library = convLibraryFor(ConvPass::InputGrad, sx, sw, sg, strides,
+                                       pads, dilations, group);
+    if (library && library->run(gs, ws, xs)) {
+      narrow(xs, sx.numel(), dx);
+      return;
+    }
   }
   Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
   int64_t cg = channels / group, fg = filters / group;
@@ -1316,6 +1340,14 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
         gs, xs, wsum);
     narrow(wsum, size, dw);
     return;
+  }
+  if constexpr (std::is_same_v<B, float>) {
+    DnnlConv *library = convLibraryFor(ConvPass::WeightGrad, sx, sw, sg,
+                                       strides, pads, dilations, group);
+    if (library && library->run(gs, xs, wsum)) {
+      narrow(wsum, size, dw);
+      return;
+    }
   }
   Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
   int64_t cg = channels / group, fg = filters / group;
