@@ -17,11 +17,15 @@ environment (--venv; made by test/bench/setup_peers.sh from pinned PyPI
 wheels), eager113 under /usr/bin/python3. A peer whose Python lacks it is
 reported as missing, not measured.
 
-For each case (the MLP, GPT and CNN examples, and a larger GPT), precision
-(fp32, bf16) and thread count (--threads, default 1 and 2) it
+For each case (the MLP, GPT and CNN examples, a larger GPT, torchvision's
+ResNet-18 and MobileNetV2, Hugging Face's LlamaForCausalLM), precision (fp32,
+bf16) and thread count (--threads, default 1 and 2) it
 
 1. exports the model with the example's make_example.py (opset 17, training
-   mode, dynamic batch axis) and its training data, under /usr/bin/python3;
+   mode, dynamic batch axis) and its training data, under /usr/bin/python3
+   (torchvision's through torchvision_case.py; Hugging Face's through
+   hf_case.py under the venv's Python, transformers not being a Debian
+   package: eager113 is n/a for it);
 2. compiles it with `dtc compile` (mesh 1x1x1, AdamW, the export's batch as
    the global batch; `--precision bf16` for bf16);
 3. times, alternating for --rounds rounds, `OUT/train --data ... --steps N
@@ -78,14 +82,16 @@ class Case:
     wraps); lr: AdamW's learning rate; steps, warmup: timed and untimed steps
     of each round, by default; torchvision: `example` names a torchvision
     model that torchvision_case.py exports (64 x 64 images, 10 classes)
-    instead of an examples/ folder.
+    instead of an examples/ folder; hf: a Hugging Face model that
+    hf_case.py exports (under the venv's Python).
     """
 
     def __init__(self, name, example, batch, samples, lr, steps, warmup,
-                 sizes=None, torchvision=False):
+                 sizes=None, torchvision=False, hf=False):
         self.name = name
         self.example = example
         self.torchvision = torchvision
+        self.hf = hf
         self.batch = batch
         self.samples = samples
         self.lr = lr
@@ -97,7 +103,9 @@ class Case:
 #: The cases, in the order they run. gpt-small is examples/gpt as
 #: make_example.py makes it; gpt-large: hidden 256, 4 heads of 64, 4 layers,
 #: sequence 128, vocabulary 512, batch 8 (3.3M parameters); resnet18 and
-#: mobilenetv2: torchvision's, 64 x 64 images, batch 8.
+#: mobilenetv2: torchvision's, 64 x 64 images, batch 8; llama: Hugging
+#: Face's LlamaForCausalLM at the CPU speed issue's shape (vocabulary 96,
+#: hidden 64, MLP 176, 2 layers, 4 heads / 2 KV heads, sequence 32), batch 8.
 CASES = [
     Case("mlp", "mlp", batch=8, samples=256, lr=1e-2, steps=300, warmup=30),
     Case("gpt-small", "gpt", batch=8, samples=256, lr=3e-3, steps=100,
@@ -105,6 +113,8 @@ CASES = [
     Case("gpt-large", "gpt", batch=8, samples=64, lr=1e-3, steps=12,
          warmup=2, sizes=dict(vocab=512, seq=128, hidden=256, heads=4,
                               layers=4)),
+    Case("llama", "llama", batch=8, samples=256, lr=1e-3, steps=100,
+         warmup=10, hf=True),
     Case("cnn", "cnn", batch=8, samples=256, lr=1e-3, steps=60, warmup=6),
     Case("resnet18", "resnet18", batch=8, samples=64, lr=1e-3, steps=6,
          warmup=2, torchvision=True),
@@ -162,15 +172,19 @@ def _worker_batches(case, model_dir, steps):
     the batches of `steps` steps as lists of NumPy arrays (step k takes
     samples [(k-1)B, kB) modulo N, as dtc's train does)."""
     import numpy as np
-    if case.torchvision:
+    if case.torchvision or case.hf:
         import onnx
         sys.path.insert(0, HERE)
-        import torchvision_case
-        model = torchvision_case.build(case.example)
+        if case.hf:
+            import hf_case as source  # ImportError without transformers
+        else:
+            import torchvision_case as source
+        model = source.build(case.example)
         onnx_model = onnx.load(os.path.join(model_dir, "model.onnx"))
-        params = torchvision_case.load_weights(model, onnx_model)
+        params = source.load_weights(model, onnx_model)
+        names = json.load(open(os.path.join(model_dir, "inputs.json")))
         arrays = [np.load(os.path.join(model_dir, "train", name + ".npy"))
-                  for name in ("images", "labels")]
+                  for name in names]
         return (model, onnx_model, params,
                 _batches(arrays, case.batch, steps))
     sys.path.insert(0, os.path.join(EXAMPLES, "common"))
@@ -314,8 +328,18 @@ def worker_main(args):
 # ----------------------------------------------------------------------------
 
 
-def export(case, directory):
+def export(case, directory, venv):
     """Exports the case's model and training data into `directory`."""
+    if case.hf:
+        python = os.path.join(venv, "bin", "python")
+        if not os.path.exists(python):
+            raise BenchError("%s: needs the peers' venv (%s; "
+                             "test/bench/setup_peers.sh makes it)" % (
+                                 case.name, venv))
+        _run([python, os.path.join(HERE, "hf_case.py"), case.example,
+              directory, "--batch", str(case.batch), "--samples",
+              str(case.samples)], "%s: hf_case.py" % case.name)
+        return
     if case.torchvision:
         _run([SYSTEM_PYTHON, os.path.join(HERE, "torchvision_case.py"),
               case.example, directory, "--batch", str(case.batch), "--size",
@@ -455,7 +479,7 @@ def measure(case, precision, threads, args, work):
     model_dir = os.path.join(work, case.name)
     try:
         if not os.path.isdir(os.path.join(model_dir, "train")):
-            export(case, model_dir)
+            export(case, model_dir, args.venv)
             with open(os.path.join(model_dir, "inputs.json"), "w") as f:
                 json.dump(_model_inputs(model_dir), f)
         out = os.path.join(model_dir, "out-" + precision)

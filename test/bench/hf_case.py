@@ -1,0 +1,110 @@
+"""Hugging Face models for train_speed.py: LlamaForCausalLM at the CPU
+speed issue's shape (vocabulary 96, hidden 64, MLP 176, 2 layers, 4 heads
+sharing 2 key/value heads, sequence 32), seeded weights, its own causal-LM
+loss, as a model.onnx that `dtc compile` and ONNX Runtime Training take and
+as the same module for PyTorch. Runs under the peers' virtual environment
+(transformers is not a Debian package; setup_peers.sh installs it).
+
+  venv/bin/python hf_case.py NAME OUT --batch B --samples N
+
+writes OUT/model.onnx (opset 17, training mode, inputs `input_ids` and
+`labels` [B, 32] int64 with a dynamic batch axis, outputs `logits` and
+`loss`), OUT/train/input_ids.npy and OUT/train/labels.npy (N samples).
+`build(name)` and `load_weights(module, onnx_model)` give the module with
+the export's weights (its initializers, by the module's parameter names).
+"""
+
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+SEQUENCE = 32
+VOCABULARY = 96
+
+
+def _llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(
+        vocab_size=VOCABULARY, hidden_size=64, intermediate_size=176,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=2 * SEQUENCE, attn_implementation="eager",
+        use_cache=False)
+    return LlamaForCausalLM(config)
+
+
+MODELS = {"llama": _llama}
+
+
+class WithLoss(torch.nn.Module):
+    """The causal LM and its own loss (labels shifted inside): forward
+    returns (logits, loss), as the examples' models do."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids, labels):
+        out = self.net(input_ids=input_ids, labels=labels, use_cache=False)
+        return out.logits, out.loss
+
+
+def build(name):
+    """The model with seeded weights, in training mode (its attention
+    dropout is 0 by default)."""
+    torch.manual_seed(0)
+    model = WithLoss(MODELS[name]())
+    model.train()
+    return model
+
+
+def load_weights(model, onnx_model):
+    """Copies the export's initializers into the module's parameters of the
+    same names; returns the names of the parameters."""
+    from onnx import numpy_helper
+    values = {i.name: i for i in onnx_model.graph.initializer}
+    params = {name for name, _ in model.named_parameters()}
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if name in values:
+                tensor.copy_(torch.from_numpy(
+                    numpy_helper.to_array(values[name]).copy()))
+            elif name in params:
+                raise SystemExit("the export has no initializer for %s" %
+                                 name)
+    return sorted(params)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("name", choices=sorted(MODELS))
+    parser.add_argument("out")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--samples", type=int, default=64)
+    args = parser.parse_args(argv)
+    os.makedirs(os.path.join(args.out, "train"), exist_ok=True)
+    model = build(args.name)
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCABULARY, (args.samples, SEQUENCE), generator=g)
+    labels = torch.randint(0, VOCABULARY, (args.samples, SEQUENCE),
+                           generator=g)
+    np.save(os.path.join(args.out, "train", "input_ids.npy"), ids.numpy())
+    np.save(os.path.join(args.out, "train", "labels.npy"), labels.numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model, (ids[:args.batch], labels[:args.batch]),
+            os.path.join(args.out, "model.onnx"),
+            input_names=["input_ids", "labels"],
+            output_names=["logits", "loss"], opset_version=17,
+            training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False,
+            dynamic_axes={"input_ids": {0: "batch"}, "labels": {0: "batch"},
+                          "logits": {0: "batch"}})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
