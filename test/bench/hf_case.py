@@ -22,6 +22,8 @@ import warnings
 import numpy as np
 import torch
 
+from onnx_weights import load_weights  # noqa: F401 (train_speed.py uses it)
+
 SEQUENCE = 32
 VOCABULARY = 96
 
@@ -59,23 +61,6 @@ def build(name):
     model = WithLoss(MODELS[name]())
     model.train()
     return model
-
-
-def load_weights(model, onnx_model):
-    """Copies the export's initializers into the module's parameters of the
-    same names; returns the names of the parameters."""
-    from onnx import numpy_helper
-    values = {i.name: i for i in onnx_model.graph.initializer}
-    params = {name for name, _ in model.named_parameters()}
-    with torch.no_grad():
-        for name, tensor in model.state_dict().items():
-            if name in values:
-                tensor.copy_(torch.from_numpy(
-                    numpy_helper.to_array(values[name]).copy()))
-            elif name in params:
-                raise SystemExit("the export has no initializer for %s" %
-                                 name)
-    return sorted(params)
 
 
 def main(argv):

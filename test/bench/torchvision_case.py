@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
+from onnx_weights import load_weights  # noqa: F401 (train_speed.py uses it)
+
 MODELS = {"resnet18": torchvision.models.resnet18,
           "mobilenet_v2": torchvision.models.mobilenet_v2}
 CLASSES = 10
@@ -51,23 +53,6 @@ def build(name):
             module.p = 0.0
     model.train()
     return model
-
-
-def load_weights(model, onnx_model):
-    """Copies the export's initializers into the module's parameters and
-    buffers of the same names; returns the names of the parameters."""
-    from onnx import numpy_helper
-    values = {i.name: i for i in onnx_model.graph.initializer}
-    params = {name for name, _ in model.named_parameters()}
-    with torch.no_grad():
-        for name, tensor in model.state_dict().items():
-            if name in values:
-                tensor.copy_(torch.from_numpy(
-                    numpy_helper.to_array(values[name]).copy()))
-            elif name in params:
-                raise SystemExit("the export has no initializer for %s" %
-                                 name)
-    return sorted(params)
 
 
 def main(argv):
