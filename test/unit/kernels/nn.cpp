@@ -1303,6 +1303,54 @@ TEST(Softmax, ExpNonPositive) {
   EXPECT_TRUE(std::isnan(nndetail::expNonPositive(NAN)));
 }
 
+// Short rows along the last axis go sixteen at a time across the vector
+// lanes (softmaxRowsAcross), the rows past a multiple of sixteen one by one:
+// against the definition in double for every length up to 33, with masked
+// (-inf) entries exactly 0, a row of -inf and a row holding a NaN all NaN.
+TEST(Softmax, ShortRowsAcrossLanes) {
+  for (int64_t size = 1; size <= 33; ++size) {
+    int64_t rows = 37;
+    Shape sx{3, {rows, 1, size}};
+    std::vector<float> x = ramp(sx, 37, 23, 11, 4), y(sx.numel()),
+                       ly(sx.numel());
+    for (int64_t r = 0; size > 1 && r < rows; r += 3)
+      x[r * size + (r % size)] = -INFINITY; // one entry masked
+    for (int64_t a = 0; a < size; ++a)
+      x[5 * size + a] = -INFINITY; // row 5: every entry masked
+    x[20 * size + size / 2] = NAN; // row 20
+    softmax<float>(sx, x.data(), 2, y.data());
+    logSoftmax<float>(sx, x.data(), 2, ly.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *xr = x.data() + r * size;
+      if (r == 5 || r == 20) {
+        for (int64_t a = 0; a < size; ++a)
+          ASSERT_TRUE(std::isnan(y[r * size + a]) &&
+                      std::isnan(ly[r * size + a]))
+              << size << ": row " << r << ", " << a;
+        continue;
+      }
+      double max = -INFINITY, sum = 0;
+      for (int64_t a = 0; a < size; ++a)
+        max = std::max(max, double(xr[a]));
+      for (int64_t a = 0; a < size; ++a)
+        sum += std::exp(double(xr[a]) - max);
+      for (int64_t a = 0; a < size; ++a) {
+        double want = std::exp(double(xr[a]) - max) / sum;
+        if (std::isinf(xr[a])) {
+          ASSERT_EQ(y[r * size + a], 0.0f) << size << ": row " << r;
+          ASSERT_EQ(ly[r * size + a], -INFINITY) << size << ": row " << r;
+          continue;
+        }
+        ASSERT_NEAR(y[r * size + a], want, 1e-6 * want)
+            << size << ": row " << r << ", " << a;
+        ASSERT_NEAR(ly[r * size + a], std::log(want),
+                    1e-6 * std::max(1.0, std::fabs(std::log(want))))
+            << size << ": row " << r << ", " << a;
+      }
+    }
+  }
+}
+
 // Softmax along the last axis (the float row path) of long rows with masked
 // (-inf) entries, against the definition in double: masked entries are
 // exactly 0, the others within 1e-6 relative; a row holding a NaN is NaN.

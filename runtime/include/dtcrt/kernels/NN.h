@@ -620,6 +620,58 @@ void softmaxRow(const T *x, T *y, int64_t size, bool log, float *e) {
     y[a] = store<T>(e[a] * scale);
 }
 
+/// Softmax (or its logarithm) of kRowLanes contiguous rows of `size`
+/// elements at once, one row per vector lane: the rows transposed into `t`
+/// (size x kRowLanes floats), softmaxRow's arithmetic on each (its maximum,
+/// its exps, their sum in double in element order, one scale), transposed
+/// back. For short rows (attention's over a short sequence), where
+/// softmaxRow's loops, reductions across lanes and remainders per row cost
+/// more than the arithmetic.
+constexpr int kRowLanes = 16;
+/// The longest rows softmaxRowsAcross takes.
+constexpr int64_t kAcrossRowsMax = 32;
+template <typename T>
+void softmaxRowsAcross(const T *x, T *y, int64_t size, bool log, float *t) {
+  for (int l = 0; l < kRowLanes; ++l)
+    for (int64_t a = 0; a < size; ++a)
+      t[a * kRowLanes + l] = static_cast<float>(toDouble(x[l * size + a]));
+  float max[kRowLanes];
+  for (float &m : max)
+    m = -std::numeric_limits<float>::infinity();
+  // NaNs are skipped here as in softmaxRow (and poison the sum below).
+  for (int64_t a = 0; a < size; ++a)
+    for (int l = 0; l < kRowLanes; ++l) {
+      float v = t[a * kRowLanes + l];
+      max[l] = max[l] < v ? v : max[l];
+    }
+  for (float &m : max)
+    if (m == -std::numeric_limits<float>::infinity())
+      m = 0; // every element -inf: NaN below, as exp(-inf - -inf)
+  double sum[kRowLanes] = {};
+  float *e = t + size * kRowLanes;
+  for (int64_t a = 0; a < size; ++a)
+    for (int l = 0; l < kRowLanes; ++l) {
+      float v = expNonPositive(t[a * kRowLanes + l] - max[l]);
+      e[a * kRowLanes + l] = v;
+      sum[l] += v;
+    }
+  if (log) {
+    float logSum[kRowLanes];
+    for (int l = 0; l < kRowLanes; ++l)
+      logSum[l] = static_cast<float>(std::log(sum[l]));
+    for (int l = 0; l < kRowLanes; ++l)
+      for (int64_t a = 0; a < size; ++a)
+        y[l * size + a] = store<T>((t[a * kRowLanes + l] - max[l]) - logSum[l]);
+    return;
+  }
+  float scale[kRowLanes];
+  for (int l = 0; l < kRowLanes; ++l)
+    scale[l] = static_cast<float>(1.0 / sum[l]);
+  for (int l = 0; l < kRowLanes; ++l)
+    for (int64_t a = 0; a < size; ++a)
+      y[l * size + a] = store<T>(e[a * kRowLanes + l] * scale[l]);
+}
+
 /// Softmax or log-softmax along `axis`.
 template <typename T>
 void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
@@ -628,9 +680,19 @@ void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
   int64_t inner = numelOf(sx, int(axis) + 1, sx.rank);
   if constexpr (!std::is_same_v<T, double>) {
     if (inner == 1) {
-      // Rows along the last axis: contiguous, in float.
-      DTCK_PARALLEL_FOR(sx.numel())
-      for (int64_t o = 0; o < outer; ++o) {
+      // Rows along the last axis: contiguous, in float; short ones
+      // kRowLanes at a time across the lanes, the rest one by one.
+      int64_t across = size <= kAcrossRowsMax ? outer / kRowLanes : 0;
+      DTCK_PARALLEL_FOR(across * kRowLanes * size)
+      for (int64_t b = 0; b < across; ++b) {
+        thread_local std::vector<float> scratch;
+        if (static_cast<int64_t>(scratch.size()) < 2 * kRowLanes * size)
+          scratch.resize(2 * kRowLanes * size);
+        int64_t first = b * kRowLanes * size;
+        softmaxRowsAcross(x + first, y + first, size, log, scratch.data());
+      }
+      DTCK_PARALLEL_FOR((outer - across * kRowLanes) * size)
+      for (int64_t o = across * kRowLanes; o < outer; ++o) {
         thread_local std::vector<float> scratch;
         if (static_cast<int64_t>(scratch.size()) < size)
           scratch.resize(size);
