@@ -15,14 +15,11 @@ the export's weights (its initializers, by the module's parameter names).
 """
 
 import argparse
-import os
 import sys
-import warnings
 
-import numpy as np
 import torch
 
-from onnx_weights import load_weights  # noqa: F401 (train_speed.py uses it)
+from case_common import load_weights, save_and_export  # noqa: F401
 
 SEQUENCE = 32
 VOCABULARY = 96
@@ -70,25 +67,13 @@ def main(argv):
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--samples", type=int, default=64)
     args = parser.parse_args(argv)
-    os.makedirs(os.path.join(args.out, "train"), exist_ok=True)
     model = build(args.name)
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(0, VOCABULARY, (args.samples, SEQUENCE), generator=g)
     labels = torch.randint(0, VOCABULARY, (args.samples, SEQUENCE),
                            generator=g)
-    np.save(os.path.join(args.out, "train", "input_ids.npy"), ids.numpy())
-    np.save(os.path.join(args.out, "train", "labels.npy"), labels.numpy())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            model, (ids[:args.batch], labels[:args.batch]),
-            os.path.join(args.out, "model.onnx"),
-            input_names=["input_ids", "labels"],
-            output_names=["logits", "loss"], opset_version=17,
-            training=torch.onnx.TrainingMode.TRAINING,
-            do_constant_folding=False,
-            dynamic_axes={"input_ids": {0: "batch"}, "labels": {0: "batch"},
-                          "logits": {0: "batch"}})
+    save_and_export(model, args.out, args.batch,
+                    {"input_ids": ids, "labels": labels})
 
 
 if __name__ == "__main__":

@@ -13,16 +13,13 @@ weights (its initializers, by the module's parameter and buffer names).
 """
 
 import argparse
-import os
 import sys
-import warnings
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 import torchvision
 
-from onnx_weights import load_weights  # noqa: F401 (train_speed.py uses it)
+from case_common import load_weights, save_and_export  # noqa: F401
 
 MODELS = {"resnet18": torchvision.models.resnet18,
           "mobilenet_v2": torchvision.models.mobilenet_v2}
@@ -63,23 +60,12 @@ def main(argv):
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--samples", type=int, default=64)
     args = parser.parse_args(argv)
-    os.makedirs(os.path.join(args.out, "train"), exist_ok=True)
     model = build(args.name)
     g = torch.Generator().manual_seed(1)
     images = torch.randn(args.samples, 3, args.size, args.size, generator=g)
     labels = torch.randint(0, CLASSES, (args.samples,), generator=g)
-    np.save(os.path.join(args.out, "train", "images.npy"), images.numpy())
-    np.save(os.path.join(args.out, "train", "labels.npy"), labels.numpy())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            model, (images[:args.batch], labels[:args.batch]),
-            os.path.join(args.out, "model.onnx"),
-            input_names=["images", "labels"], output_names=["logits", "loss"],
-            opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
-            do_constant_folding=False,
-            dynamic_axes={"images": {0: "batch"}, "labels": {0: "batch"},
-                          "logits": {0: "batch"}})
+    save_and_export(model, args.out, args.batch,
+                    {"images": images, "labels": labels})
     # Every side loads its weights from the file's initializers (tracing
     # ran a forward, which moved BatchNorm's running statistics, and the
     # file holds the moved ones).
