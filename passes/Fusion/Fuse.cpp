@@ -28,6 +28,9 @@ namespace mlir::dtc {
 using namespace mlir;
 using namespace mlir::dtc;
 
+/// True for a constant copied into the kernels that read it.
+static bool isInlinedConstant(Value v);
+
 namespace {
 
 /// The parts of `pad(x) + pad(y)` when both pad one axis with zeros around a
@@ -191,6 +194,31 @@ ArrayRef<int64_t> reductionAxes(Operation *op) {
   return cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
 }
 
+/// The tensors of a reduction's input shape that it reads: its operand,
+/// followed up through elementwise ops of that shape (x for both sum(x)
+/// and sum(x * x)).
+llvm::DenseSet<Value> reductionReads(Operation *reduction) {
+  Value operand = reduction->getOperand(0);
+  ArrayRef<int64_t> shape = shapeOf(operand);
+  llvm::DenseSet<Value> reads, seen;
+  SmallVector<Value> work{operand};
+  while (!work.empty() && seen.size() < 64) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second || shapeOf(v) != shape)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || !dtg::isFusibleElementwise(def)) {
+      reads.insert(v);
+      continue;
+    }
+    llvm::append_range(work, def->getOperands());
+  }
+  return reads;
+}
+
+/// The most buffers one kernel reads.
+constexpr size_t kMaxInputs = 16;
+
 /// One group under construction.
 struct Group {
   Kind kind = Kind::Loop;
@@ -231,6 +259,9 @@ private:
   bool usersAllow(Group &group, Operation *op, Phase phase);
   /// Kernels the group saves.
   int64_t saved(const Group &group) const;
+  /// Drops from a reduction group the epilogue ops its reductions do not
+  /// feed, and what only they read.
+  void dropUnfed(Group &group) const;
 
   /// True if a call lies between `producer` and the group's seed: fusing
   /// would move the producer's work (and keep its operands alive) past the
@@ -355,6 +386,19 @@ bool GroupFinder::tryAdd(Group &group, Operation *producer,
         (in != ArrayRef(group.inShape) ||
          reductionAxes(producer) != ArrayRef(group.axes)))
       return false;
+    // Reductions share a kernel when they read a tensor in common (a batch
+    // norm's sum(x) and sum(x * x)), not merely a shape (every parameter's
+    // sum of squares for the gradient norm).
+    if (group.kind == Kind::Reduction) {
+      llvm::DenseSet<Value> reads = reductionReads(producer);
+      bool shared = false;
+      for (auto [member, phase] : group.ops)
+        if (phase == Phase::Core && isFusibleFloatReduction(member))
+          for (Value v : reductionReads(member))
+            shared |= reads.contains(v);
+      if (!shared)
+        return false;
+    }
     if (!usersAllow(group, producer, Phase::Core))
       return false;
     group.kind = Kind::Reduction;
@@ -374,12 +418,36 @@ bool GroupFinder::tryAdd(Group &group, Operation *producer,
   return false;
 }
 
+/// The buffers a kernel of `group` reads (constants copied in aside).
+static size_t countInputs(const Group &group) {
+  llvm::DenseSet<Value> inputs;
+  for (auto [op, phase] : group.ops)
+    for (Value v : op->getOperands())
+      if (!group.ops.count(v.getDefiningOp()) && !isInlinedConstant(v))
+        inputs.insert(v);
+  return inputs.size();
+}
+
 void GroupFinder::grow(Group &group) {
   // Breadth-first over operands of the ops added.
   for (size_t next = 0; next < group.ops.size(); ++next) {
     Operation *op = group.ops.begin()[next].first;
-    for (Value operand : op->getOperands())
-      tryAdd(group, operand.getDefiningOp(), op);
+    for (Value operand : op->getOperands()) {
+      Kind kind = group.kind;
+      SmallVector<int64_t> inShape = group.inShape, axes = group.axes;
+      if (!tryAdd(group, operand.getDefiningOp(), op))
+        continue;
+      // A kernel reads at most kMaxInputs buffers: the gradient norm's sum
+      // over every parameter would otherwise be one kernel whose code grows
+      // with the model's depth. (The producer was added last and not grown
+      // from yet.)
+      if (countInputs(group) > kMaxInputs) {
+        group.ops.pop_back();
+        group.kind = kind;
+        group.inShape = std::move(inShape);
+        group.axes = std::move(axes);
+      }
+    }
   }
 }
 
@@ -401,6 +469,54 @@ int64_t GroupFinder::saved(const Group &group) const {
   return kernels - 1;
 }
 
+void GroupFinder::dropUnfed(Group &group) const {
+  // A running sum's earlier terms, each with a reduction of its own (the
+  // gradient norm's sum over every parameter), would make one kernel whose
+  // code grows with the model's depth; dropped, each term is a kernel of
+  // its own, the same for every layer.
+  if (group.kind != Kind::Reduction)
+    return;
+  SmallVector<Operation *> members;
+  for (auto [op, phase] : group.ops)
+    members.push_back(op);
+  llvm::sort(members, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  llvm::DenseSet<Operation *> fed, dropped;
+  for (Operation *op : members)
+    if (group.ops.lookup(op) == Phase::Core ||
+        llvm::any_of(op->getOperands(),
+                     [&](Value v) { return fed.contains(v.getDefiningOp()); }))
+      fed.insert(op);
+  if (!fed.contains(group.seed))
+    return;
+  for (Operation *op : members)
+    if (group.ops.lookup(op) == Phase::Epilogue && !fed.contains(op) &&
+        !dtg::isFusibleView(op))
+      dropped.insert(op);
+  if (dropped.empty())
+    return;
+  // What a dropped op reads from the group must exist before it, outside
+  // the kernel (which runs at the seed): dropped too. (Users come after
+  // their producers.)
+  for (Operation *op : llvm::reverse(members))
+    if (llvm::any_of(op->getUsers(),
+                     [&](Operation *user) { return dropped.contains(user); }))
+      dropped.insert(op);
+  llvm::MapVector<Operation *, Phase> kept;
+  for (auto [op, phase] : group.ops)
+    if (!dropped.contains(op))
+      kept.insert({op, phase});
+  group.ops = std::move(kept);
+  if (llvm::none_of(group.ops, [](auto &member) {
+        return member.second == Phase::Core;
+      })) {
+    group.kind = Kind::Loop;
+    group.inShape.clear();
+    group.axes.clear();
+  }
+}
+
 SmallVector<Group> GroupFinder::run() {
   SmallVector<Operation *> order;
   for (Operation &op : block)
@@ -411,6 +527,7 @@ SmallVector<Group> GroupFinder::run() {
     if (!seed(op, group))
       continue;
     grow(group);
+    dropUnfed(group);
     if (saved(group) < 1 || !viewsExpressible(group))
       continue;
     for (auto [member, phase] : group.ops)

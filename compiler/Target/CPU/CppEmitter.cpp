@@ -6,6 +6,7 @@
 
 #include "compiler/Import/ONNX/ONNXImporter.h"
 #include "compiler/Target/CPU/KernelEmitter.h"
+#include "compiler/Target/CPU/StepLoops.h"
 #include "compiler/Target/CPU/UpdateRuns.h"
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/DTG/Interp/Tensor.h"
@@ -16,6 +17,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <deque>
 #include <map>
 
 using namespace mlir;
@@ -100,6 +102,13 @@ std::string KernelEmitter::quoted(StringRef text) {
       s += '\\';
     if (c == '\n') {
       s += "\\n";
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20) {
+      // Octal: at most three digits, whatever follows.
+      char octal[5];
+      std::snprintf(octal, sizeof(octal), "\\%03o", unsigned(c));
+      s += octal;
       continue;
     }
     s += c;
@@ -200,8 +209,12 @@ public:
     if (inserted) {
       it->second = "a" + std::to_string(arrays.size() - 1);
       os << "static constexpr int64_t " << it->second << "[] = {";
+      // Plain decimals (an int or a long, either converts): live-range
+      // tables of deep models hold tens of thousands.
       for (auto [i, v] : llvm::enumerate(values))
-        os << (i ? ", " : "") << KernelEmitter::literal(v);
+        os << (i ? (i % 16 ? ", " : ",\n    ") : "")
+           << (v == std::numeric_limits<int64_t>::min() ? "INT64_MIN"
+                                                        : std::to_string(v));
       os << "};\n";
     }
     return it->second;
@@ -216,7 +229,6 @@ public:
     if (cType.empty() || failed(value))
       return op.emitError("the CPU target cannot hold constants of type ")
              << type;
-    std::string name = "c" + std::to_string(constants++);
     int64_t n = value->numElements();
     bool splat =
         isa<SplatElementsAttr>(op.getValue()) ||
@@ -227,29 +239,52 @@ public:
       Type t = type.getElementType();
       if (t.isInteger(1))
         return value->i[k] ? "true" : "false";
+      // Signed integers as plain decimals (an int or a long converts
+      // without narrowing): a vocabulary's iota has 50,257.
+      if (t.isSignedInteger() || t.isSignlessInteger())
+        return value->i[k] == std::numeric_limits<int64_t>::min()
+                   ? "INT64_MIN"
+                   : std::to_string(value->i[k]);
       if (isa<IntegerType>(t))
         return KernelEmitter::literal(value->i[k]);
       std::string lit = KernelEmitter::literal(value->f[k]);
       return t.isF32() ? "float(" + lit + ")" : cType + "(" + lit + ")";
     };
+    // The declaration after the name, and what fills it at start-up: equal
+    // constants (every layer's causal mask) are printed once.
+    std::string decl, fill;
     if (splat && n > 16) {
       // Static storage filled once.
-      os << "static " << cType << " " << name << "[" << n << "];\n";
-      init << "  std::fill(" << name << ", " << name << " + " << n << ", "
-           << element(0) << ");\n";
+      decl = "[" + std::to_string(n) + "];\n";
+      fill = ", " + std::to_string(n) + ", " + element(0);
     } else {
-      os << "static " << (cType.rfind("dtck::", 0) == 0 ? "" : "const ")
-         << cType << " " << name << "[" << std::max<int64_t>(n, 1) << "] = {";
+      decl = "[" + std::to_string(std::max<int64_t>(n, 1)) + "] = {";
       for (int64_t k = 0; k < n; ++k)
-        os << (k ? ", " : "") << (k % 16 == 15 ? "\n    " : "") << element(k);
-      os << "};\n";
+        decl += (k ? ", " : "") + std::string(k % 16 == 15 ? "\n    " : "") +
+                element(k);
+      decl += "};\n";
+    }
+    auto [it, inserted] = constantsByText.try_emplace(
+        cType + decl + fill, "c" + std::to_string(constantsByText.size()));
+    std::string name = it->second;
+    if (inserted) {
+      if (!fill.empty()) {
+        os << "static " << cType << " " << name << decl;
+        init << "  std::fill(" << name << ", " << name << " + " << n << ", "
+             << element(0) << ");\n";
+      } else {
+        os << "static " << (cType.rfind("dtck::", 0) == 0 ? "" : "const ")
+           << cType << " " << name << decl;
+      }
     }
     if (options.cuda) {
       // Kernels read a device copy, made once after the host values.
-      os << "static " << cType << " *" << name << "_d;\n";
-      deviceInit << "  " << name << "_d = static_cast<" << cType
-                 << " *>(dtcg::deviceCopy(" << name << ", sizeof(" << name
-                 << ")));\n";
+      if (inserted) {
+        os << "static " << cType << " *" << name << "_d;\n";
+        deviceInit << "  " << name << "_d = static_cast<" << cType
+                   << " *>(dtcg::deviceCopy(" << name << ", sizeof(" << name
+                   << ")));\n";
+      }
       return name + "_d";
     }
     return "const_cast<" + cType + " *>(" + name + ")";
@@ -283,6 +318,8 @@ public:
   }
   /// Fused kernels by their parameter list and body: the name of the first.
   llvm::StringMap<std::string> functionsByBody;
+  /// Constants by their type, declaration and fill: the name of the first.
+  llvm::StringMap<std::string> constantsByText;
 
   std::string str;
   llvm::raw_string_ostream os{str};
@@ -293,7 +330,15 @@ public:
 
 private:
   std::map<std::string, std::string> shapes, arrays;
-  unsigned constants = 0, functions = 0;
+  unsigned functions = 0;
+};
+
+/// Where a value's data is: a buffer the function reaches through a slot
+/// (the arena, an argument, a result) or a constant's storage.
+struct Home {
+  BufferSlot slot{BufferSlot::Arena, 0};
+  /// A constant's pointer expression; empty for a slot.
+  std::string constant;
 };
 
 /// Prints one function.
@@ -304,9 +349,27 @@ public:
 
   bool cuda() const override { return decls.options.cuda; }
 
+  /// Inside an op: a cast of a hole that the op's slot fills (so that ops
+  /// the same up to their buffers print the same); elsewhere, and for the
+  /// CUDA target (whose multi-tensor updates gather buffers across ops),
+  /// the address itself.
   std::string buffer(Value value) override {
-    auto it = names.find(value);
-    return it == names.end() ? "/*undefined*/nullptr" : it->second;
+    auto it = homes.find(value);
+    if (it == homes.end())
+      return "/*undefined*/nullptr";
+    if (!it->second.constant.empty())
+      return it->second.constant;
+    std::string address;
+    if (current && !cuda()) {
+      auto [slot, inserted] =
+          currentSlots.try_emplace(value, current->slots.size());
+      if (inserted)
+        current->slots.push_back(it->second.slot);
+      address = slotHole(slot->second);
+    } else {
+      address = it->second.slot.expression();
+    }
+    return "reinterpret_cast<" + cTypeOf(value) + " *>(" + address + ")";
   }
   std::string shape(Value value) override {
     return decls.shape(cast<RankedTensorType>(value.getType()).getShape());
@@ -324,12 +387,12 @@ public:
             ArrayRef<std::string> templateArgs) override {
     if (cuda() && !decls.options.hasKernel(kernel) && missing.empty())
       missing = kernel.str();
-    os << (cuda() ? "  dtcg::" : "  dtck::") << kernel;
+    code << (cuda() ? "  dtcg::" : "  dtck::") << kernel;
     if (!templateArgs.empty())
-      os << "<" << llvm::join(templateArgs, ", ") << ">";
-    os << "(" << llvm::join(args, ", ") << ");\n";
+      code << "<" << llvm::join(templateArgs, ", ") << ">";
+    code << "(" << llvm::join(args, ", ") << ");\n";
   }
-  void statement(StringRef text) override { os << "  " << text << "\n"; }
+  void statement(StringRef text) override { code << "  " << text << "\n"; }
   std::string uniqueName(StringRef prefix) override {
     return decls.uniqueName(prefix);
   }
@@ -341,7 +404,23 @@ public:
   LogicalResult emit(func::FuncOp func);
 
 private:
-  std::string fresh() { return "v" + std::to_string(counter++); }
+  /// `value`'s slot as one number (slotAddress's code).
+  int64_t slotCode(Value value) {
+    const BufferSlot &slot = homes.lookup(value).slot;
+    return slot.index * 4 + slot.kind;
+  }
+  /// Starts printing `op` into `codes`.
+  void beginOp(OpCode op) {
+    codes.push_back(std::move(op));
+    current = &codes.back();
+    currentSlots.clear();
+  }
+  /// Ends the op begun: its text is what `code` holds.
+  void endOp() {
+    current->text = std::move(codeText);
+    codeText.clear();
+    current = nullptr;
+  }
 
   /// Adds update `i` of `run` to `entries` (dtcg::SgdTensor or AdamWTensor:
   /// size, parameter, gradient, its scale, state, results); after the
@@ -366,22 +445,25 @@ private:
     entries += "}";
     if (i + 1 < run.updates.size())
       return;
-    os << "  dtcg::"
-       << (isa<dtg::SgdUpdateOp>(update) ? "multiSgdUpdate<"
-                                         : "multiAdamWUpdate<")
-       << cTypeOf(update->getOperand(0)) << ">({" << entries << "}";
+    code << "  dtcg::"
+         << (isa<dtg::SgdUpdateOp>(update) ? "multiSgdUpdate<"
+                                           : "multiAdamWUpdate<")
+         << cTypeOf(update->getOperand(0)) << ">({" << entries << "}";
     for (Value v : update->getOperands().drop_front(2 + states))
-      os << ", " << buffer(v);
-    os << ");\n";
-  }
-  std::string pointerCast(Value v, StringRef source) {
-    return "static_cast<" + cTypeOf(v) + " *>(" + source.str() + ")";
+      code << ", " << buffer(v);
+    code << ");\n";
   }
 
   ProgramDecls &decls;
   llvm::raw_ostream &os;
-  llvm::DenseMap<Value, std::string> names;
-  unsigned counter = 0;
+  llvm::DenseMap<Value, Home> homes;
+  /// The ops printed so far, and the one being printed (its statements go
+  /// to `code`; its buffers get slots in order of first use).
+  std::deque<OpCode> codes;
+  OpCode *current = nullptr;
+  llvm::DenseMap<Value, unsigned> currentSlots;
+  std::string codeText;
+  llvm::raw_string_ostream code{codeText};
   /// A kernel the CUDA target's library lacks, called by the op emitted.
   std::string missing;
 };
@@ -390,6 +472,15 @@ private:
 /// A buffer as planned: its size rounded up to the plan's alignment.
 static int64_t plannedBytes(Value value) {
   return (memory::byteSize(value.getType()) + 63) / 64 * 64;
+}
+
+/// `text` fit for a `//` comment (a node's name may hold anything).
+static std::string commentText(StringRef text) {
+  std::string s = text.str();
+  for (char &c : s)
+    if (static_cast<unsigned char>(c) < 0x20)
+      c = ' ';
+  return s;
 }
 
 LogicalResult FunctionEmitter::emit(func::FuncOp func) {
@@ -423,17 +514,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
         "int64_t base) {\n";
   os << "  uint8_t *arena = ctx->arena + base;\n";
   os << "  (void)arena;\n";
-  for (BlockArgument arg : body.getArguments()) {
-    std::string name = fresh();
-    names[arg] = name;
-    os << "  " << cTypeOf(arg) << " *" << name << " = "
-       << pointerCast(arg, "args[" + std::to_string(arg.getArgNumber()) + "]")
-       << ";";
-    if (auto n =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dtg.name"))
-      os << " // " << n.getValue();
-    os << "\n";
-  }
+  // (The arguments' names are in the manifest.)
+  for (BlockArgument arg : body.getArguments())
+    homes[arg].slot = {BufferSlot::Arg, arg.getArgNumber()};
   // Results written directly by the op that defines them.
   llvm::DenseMap<Value, unsigned> direct;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -520,96 +603,107 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
                    llvm::join(ops.getArrayRef().take_front(4), ", "))
                       .str();
     }
+    std::string comment =
+        op.getName().getStringRef().str() +
+        (node.empty() ? "" : " from '" + commentText(node) + "'");
     if (auto constant = dyn_cast<dtg::ConstantOp>(op)) {
       FailureOr<std::string> data = decls.constant(constant);
       if (failed(data))
         return failure();
-      names[constant.getResult()] = *data;
+      homes[constant.getResult()].constant = *data;
       continue;
     }
+    // A collective is known by what it carries where dtc said so (a
+    // gradient bucket, a ZeRO-3 gather), else by its ONNX node or op.
+    auto explain = op.getAttrOfType<StringAttr>("dtc.explain");
+    std::string label =
+        (explain && isa<dist::DistDialect>(op.getDialect()) ? explain.getValue()
+         : !node.empty()                                    ? StringRef(node)
+         : !unnamed.empty()                                 ? StringRef(unnamed)
+                            : op.getName().getStringRef())
+            .str();
+    // (Waits first: their results alias their futures' buffers too.)
+    if (op.hasAttr(memory::kAlias) && !isa<dist::WaitOp>(op) &&
+        !folded.contains(&op)) {
+      // (Copy first: inserting the new key may move the map's entries.)
+      Home source = homes.lookup(op.getOperand(0));
+      homes[op.getResult(0)] = source;
+      continue;
+    }
+    OpCode opCode;
+    opCode.comment = comment;
+    opCode.opName = op.getName().getStringRef().str();
+    opCode.label = label;
+    opCode.position = position[&op];
+    beginOp(std::move(opCode));
     if (folded.contains(&op)) {
-      os << "  // " << op.getName()
-         << (node.empty() ? "" : " from '" + node + "'")
-         << ": folded into the multi-tensor update below\n";
+      current->comment += ": folded into the multi-tensor update below";
+      endOp();
       continue;
     }
     if (auto wait = dyn_cast<dist::WaitOp>(op)) {
       // The result is in the future's buffer once the collective is done.
-      std::string source = names.lookup(wait.getFuture());
-      names[wait.getResult()] = source;
-      os << (decls.options.cuda ? "  dtcg_comm_wait(ctx, "
-                                : "  dtcrt_comm_wait(ctx, ")
-         << asyncSlot(wait.getFuture().getDefiningOp()) << ");\n";
+      Home source = homes.lookup(wait.getFuture());
+      homes[wait.getResult()] = source;
+      code << (cuda() ? "  dtcg_comm_wait(ctx, " : "  dtcrt_comm_wait(ctx, ")
+           << asyncSlot(wait.getFuture().getDefiningOp()) << ");\n";
+      endOp();
       continue;
     }
-    if (op.hasAttr(memory::kAlias)) {
-      // (Copy first: inserting the new key may move the map's entries.)
-      std::string source = names.lookup(op.getOperand(0));
-      names[op.getResult(0)] = source;
-      continue;
-    }
-    os << "  // " << op.getName()
-       << (node.empty() ? "" : " from '" + node + "'") << "\n";
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
     for (auto [r, result] : llvm::enumerate(op.getResults())) {
-      std::string name = fresh();
-      names[result] = name;
       if (auto it = direct.find(result); it != direct.end()) {
-        os << "  " << cTypeOf(result) << " *" << name << " = "
-           << pointerCast(result, "results[" + std::to_string(it->second) + "]")
-           << ";\n";
+        homes[result].slot = {BufferSlot::Result, it->second};
         continue;
       }
       int64_t offset = offsets ? offsets[r] : -1;
       if (offset < 0)
         return op.emitError("the CPU target needs planned memory (run "
                             "dtc-plan-memory first)");
-      os << "  " << cTypeOf(result) << " *" << name << " = reinterpret_cast<"
-         << cTypeOf(result) << " *>(arena + " << offset << ");\n";
+      homes[result].slot = {BufferSlot::Arena, offset};
       if (cuda())
-        os << "  dtcrt_arena_note(ctx, base + " << offset << ", "
-           << plannedBytes(result) << ");\n";
+        code << "  dtcrt_arena_note(ctx, base + " << offset << ", "
+             << plannedBytes(result) << ");\n";
     }
-    // A collective is known by what it carries where dtc said so (a
-    // gradient bucket, a ZeRO-3 gather), else by its ONNX node or op.
-    auto explain = op.getAttrOfType<StringAttr>("dtc.explain");
-    std::string label = quoted(
-        explain && isa<dist::DistDialect>(op.getDialect()) ? explain.getValue()
-        : !node.empty()                                    ? StringRef(node)
-        : !unnamed.empty()                                 ? StringRef(unnamed)
-                           : op.getName().getStringRef());
-    os << "  ctx->current_op = " << label << ";\n";
+    code << "  ctx->current_op = " << labelHole() << ";\n";
     // Guard mode: the buffers live across this kernel, as planned (the
     // function's table of live ranges, filtered at run time by position).
     bool guarded = !cuda() && !isa<func::CallOp>(op) && !inRun.count(&op);
     std::string guardArgs = "ctx, base, " + std::to_string(ownArena) + ", " +
                             liveTable + ", " + std::to_string(ranges.size()) +
-                            ", " + std::to_string(position[&op]);
+                            ", " + positionHole();
     std::string kind = quoted(op.getName().getStringRef()) + ", " +
                        (isa<dist::DistDialect>(op.getDialect()) ? "1" : "0");
     if (!cuda()) {
       // Collectives in flight move on only inside MPI calls: between
       // kernels. One test of the hooks that are on, one call (opHooks).
-      os << "  if (ctx->trace" << (guarded ? " | ctx->guard" : "")
-         << (async ? " | ctx->comm_pending" : "") << ") opHooks("
-         << (guarded ? guardArgs : "ctx, base, 0, nullptr, 0, 0") << ", "
-         << kind << ");\n";
+      code << "  if (ctx->trace" << (guarded ? " | ctx->guard" : "")
+           << (async ? " | ctx->comm_pending" : "") << ") opHooks("
+           << (guarded ? guardArgs : "ctx, base, 0, nullptr, 0, 0") << ", "
+           << kind << ");\n";
     } else {
       if (async)
-        os << "  if (ctx->comm_pending) dtcrt_comm_progress(ctx);\n";
-      os << "  if (ctx->trace) dtcrt_trace_op(ctx, " << label << ", " << kind
-         << ");\n";
+        code << "  if (ctx->comm_pending) dtcrt_comm_progress(ctx);\n";
+      code << "  if (ctx->trace) dtcrt_trace_op(ctx, " << labelHole() << ", "
+           << kind << ");\n";
     }
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto calleeBase = call->getAttrOfType<IntegerAttr>(memory::kCalleeBase);
       if (!calleeBase)
         return call.emitError("the CPU target needs planned memory");
-      os << "  {\n    void *callArgs[] = {";
-      for (auto [i, v] : llvm::enumerate(call.getOperands()))
-        os << (i ? ", " : "") << buffer(v);
-      os << "};\n    void *callResults[] = {";
-      for (auto [i, v] : llvm::enumerate(call.getResults()))
-        os << (i ? ", " : "") << buffer(v);
+      // The callee's buffers, as slot codes (a pipeline stage's call
+      // passes every parameter: one number each).
+      SmallVector<int64_t> slotCodes;
+      for (Value v : call.getOperands())
+        slotCodes.push_back(slotCode(v));
+      for (Value v : call.getResults())
+        slotCodes.push_back(slotCode(v));
+      code << "  {\n    void *callArgs["
+           << std::max<size_t>(call.getNumOperands(), 1) << "], *callResults["
+           << std::max<size_t>(call.getNumResults(), 1) << "];\n"
+           << "    fillSlots(arena, args, results, " << decls.array(slotCodes)
+           << ", " << call.getNumOperands() << ", callArgs, "
+           << call.getNumResults() << ", callResults);\n";
       // A forward or backward of the pipeline schedule: recorded in the
       // runtime's timeline.
       auto stepKind = call->getAttrOfType<StringAttr>("dtc.pipeline_op");
@@ -620,20 +714,21 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
         mark = std::string(stepKind.getValue() == "F" ? "0" : "1") + ", " +
                std::to_string(micro.getInt()) + ", " +
                std::to_string(chunk ? chunk.getInt() : 0);
-      os << "};\n";
       if (!mark.empty())
-        os << "    dtcrt_pipeline_mark(ctx, " << mark << ", 1);\n";
-      os << "    fn_" << call.getCallee()
-         << "(callArgs, callResults, ctx, base + " << calleeBase.getInt()
-         << ");\n";
+        code << "    dtcrt_pipeline_mark(ctx, " << mark << ", 1);\n";
+      code << "    fn_" << call.getCallee()
+           << "(callArgs, callResults, ctx, base + " << calleeBase.getInt()
+           << ");\n";
       if (!mark.empty())
-        os << "    dtcrt_pipeline_mark(ctx, " << mark << ", 0);\n";
-      os << "  }\n";
+        code << "    dtcrt_pipeline_mark(ctx, " << mark << ", 0);\n";
+      code << "  }\n";
+      endOp();
       continue;
     }
     if (auto it = inRun.find(&op); it != inRun.end()) {
       auto [r, i] = it->second;
       emitRunEntry(runs[r], i, runEntries[r]);
+      endOp();
       continue;
     }
     const EmitRule *rule = getEmitRegistry().lookup(&op);
@@ -641,7 +736,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       return op.emitError("the CPU target has no kernel for '")
              << op.getName() << "'";
     if (cuda())
-      os << "  dtcg::beginOp(" << label << ");\n";
+      code << "  dtcg::beginOp(" << labelHole() << ");\n";
     if (failed((*rule)(&op, *this)))
       return failure();
     if (!missing.empty())
@@ -650,15 +745,31 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
              << (node.empty() ? std::string() : " (ONNX node '" + node + "')")
              << " (dtcg::" << missing << ")";
     if (!cuda())
-      os << "  if (ctx->guard) guardRegion(" << guardArgs << ", " << label
-         << ", true);\n";
+      code << "  if (ctx->guard) guardRegion(" << guardArgs << ", "
+           << labelHole() << ", true);\n";
+    endOp();
   }
+  // The CUDA target's multi-tensor updates gather buffers across ops: it
+  // prints straight.
+  printSteps(std::vector<OpCode>(codes.begin(), codes.end()), !cuda(), os);
+  // Results not written in place: (result, slot code, bytes) each.
+  SmallVector<int64_t> copies;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (direct.count(v) && direct[v] == i)
       continue;
-    os << (cuda() ? "  dtcg::copy(results[" : "  std::memcpy(results[") << i
-       << "], " << buffer(v) << ", " << memory::byteSize(v.getType()) << ");\n";
+    if (!homes.lookup(v).constant.empty()) {
+      os << (cuda() ? "  dtcg::copy(results[" : "  std::memcpy(results[") << i
+         << "], " << buffer(v) << ", " << memory::byteSize(v.getType())
+         << ");\n";
+      continue;
+    }
+    copies.append({int64_t(i), slotCode(v), memory::byteSize(v.getType())});
   }
+  if (!copies.empty())
+    os << "  for (const int64_t *c = " << decls.array(copies) << "; c < "
+       << decls.array(copies) << " + " << copies.size() << "; c += 3)\n"
+       << (cuda() ? "    dtcg::copy(" : "    std::memcpy(")
+       << "results[c[0]], slotAddress(arena, args, results, c[1]), c[2]);\n";
   os << "}\n\n";
   return success();
 }
@@ -683,6 +794,25 @@ LogicalResult mlir::dtc::cpu::emitFunctions(ModuleOp module,
       return failure();
   }
   os << decls.str << "\n";
+  // A buffer by its slot code (BufferSlot: index * 4 + kind).
+  os << R"(static void *slotAddress(uint8_t *arena, void *const *args,
+                         void *const *results, int64_t code) {
+  int64_t k = code / 4;
+  return code % 4 == 0 ? static_cast<void *>(arena + k)
+         : code % 4 == 1 ? args[k] : results[k];
+}
+
+// A call's arguments and results from their slot codes.
+static void fillSlots(uint8_t *arena, void *const *args, void *const *results,
+                      const int64_t *codes, int nArgs, void **callArgs,
+                      int nResults, void **callResults) {
+  for (int k = 0; k < nArgs; ++k)
+    callArgs[k] = slotAddress(arena, args, results, codes[k]);
+  for (int k = 0; k < nResults; ++k)
+    callResults[k] = slotAddress(arena, args, results, codes[nArgs + k]);
+}
+
+)";
   if (options.cuda) {
     os << "static void initConstants() {\n"
        << decls.initStr << decls.deviceInitStr << "}\n\n";
@@ -708,6 +838,31 @@ LogicalResult mlir::dtc::cpu::emitFunctions(ModuleOp module,
     dtcrt_guard_check(ctx, all.data(), pairs, op);
   else
     dtcrt_guard_fill(ctx, all.data(), pairs);
+}
+
+// The labels of a loop's `n` ops over `count` repetitions, made once:
+// patterns[j] with each \001 replaced by a number, first + i * step of the
+// next (first, step) pair of `fields`.
+static const char *const *expandLabels(int64_t count, int n,
+                                       const char *const *patterns,
+                                       const int64_t *fields) {
+  auto *labels = new const char *[count * n];
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t *field = fields;
+    for (int j = 0; j < n; ++j) {
+      std::string label;
+      for (const char *p = patterns[j]; *p; ++p) {
+        if (*p != '\001') {
+          label += *p;
+          continue;
+        }
+        label += std::to_string(field[0] + i * field[1]);
+        field += 2;
+      }
+      labels[i * n + j] = strdup(label.c_str());
+    }
+  }
+  return labels;
 }
 
 // Before an op (ctx->current_op), whichever is on: progress of the

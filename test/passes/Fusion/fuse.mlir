@@ -71,6 +71,77 @@ func.func @norm(%g: tensor<64x32xf32>, %n: tensor<f32>, %acc: tensor<f64>) -> (t
 
 // -----
 
+// Tests that a running sum over several gradients of one shape becomes one
+// reduction kernel per term, each adding its own sum of squares to the
+// previous term's result (the same kernel for every layer of a model),
+// rather than one kernel that reduces every gradient, whose code would grow
+// with the model's depth: reductions share a kernel only when they read a
+// tensor in common, and a term that none of a kernel's reductions feeds
+// stays out of it.
+// CHECK-LABEL: func.func @running_sum
+// CHECK-SAME: (%[[G0:.+]]: tensor<64xf32>, %[[G1:.+]]: tensor<64xf32>, %[[G2:.+]]: tensor<64xf32>)
+// (The first sum, g0 + g1, is the second kernel: g1's square sum feeds it.)
+// CHECK: %[[S0:.+]] = dtg.fusion "reduction"(%[[G1]])
+// CHECK-COUNT-1: dtg.reduce_sum
+// CHECK: dtg.yield
+// CHECK: %[[S1:.+]] = dtg.fusion "reduction"(%[[G0]], %[[S0]])
+// CHECK-COUNT-1: dtg.reduce_sum
+// CHECK: dtg.add
+// CHECK: dtg.yield
+// CHECK: %[[S2:.+]] = dtg.fusion "reduction"(%[[G2]], %[[S1]])
+// CHECK-COUNT-1: dtg.reduce_sum
+// CHECK: dtg.add
+// CHECK: dtg.sqrt
+// CHECK: dtg.yield
+// CHECK: return %[[S2]]
+func.func @running_sum(%g0: tensor<64xf32>, %g1: tensor<64xf32>, %g2: tensor<64xf32>) -> tensor<f64> {
+  %q0 = dtg.mul %g0, %g0 : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  %r0 = dtg.reduce_sum %q0 {axes = array<i64: 0>, keepdims = false} : tensor<64xf32> -> tensor<f32>
+  %c0 = dtg.cast %r0 : tensor<f32> -> tensor<f64>
+  %q1 = dtg.mul %g1, %g1 : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  %r1 = dtg.reduce_sum %q1 {axes = array<i64: 0>, keepdims = false} : tensor<64xf32> -> tensor<f32>
+  %c1 = dtg.cast %r1 : tensor<f32> -> tensor<f64>
+  %a1 = dtg.add %c0, %c1 : tensor<f64>, tensor<f64> -> tensor<f64>
+  %q2 = dtg.mul %g2, %g2 : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  %r2 = dtg.reduce_sum %q2 {axes = array<i64: 0>, keepdims = false} : tensor<64xf32> -> tensor<f32>
+  %c2 = dtg.cast %r2 : tensor<f32> -> tensor<f64>
+  %a2 = dtg.add %a1, %c2 : tensor<f64>, tensor<f64> -> tensor<f64>
+  %n = dtg.sqrt %a2 : tensor<f64>
+  return %n : tensor<f64>
+}
+
+// -----
+
+// Tests that a kernel reads at most 16 buffers: a sum of 18 tensors is two
+// kernels, the last 15 terms and the first kernel's result in the second.
+// CHECK-LABEL: func.func @wide
+// CHECK: %[[A:.+]] = dtg.fusion "loop"(%arg0, %arg1, %arg2) :
+// CHECK: %[[B:.+]] = dtg.fusion "loop"(%[[A]], %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10, %arg11, %arg12, %arg13, %arg14, %arg15, %arg16, %arg17) :
+// CHECK-NOT: dtg.fusion
+// CHECK: return %[[B]]
+func.func @wide(%x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3: tensor<4xf32>, %x4: tensor<4xf32>, %x5: tensor<4xf32>, %x6: tensor<4xf32>, %x7: tensor<4xf32>, %x8: tensor<4xf32>, %x9: tensor<4xf32>, %x10: tensor<4xf32>, %x11: tensor<4xf32>, %x12: tensor<4xf32>, %x13: tensor<4xf32>, %x14: tensor<4xf32>, %x15: tensor<4xf32>, %x16: tensor<4xf32>, %x17: tensor<4xf32>) -> tensor<4xf32> {
+  %a1 = dtg.add %x0, %x1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a2 = dtg.add %a1, %x2 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a3 = dtg.add %a2, %x3 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a4 = dtg.add %a3, %x4 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a5 = dtg.add %a4, %x5 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a6 = dtg.add %a5, %x6 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a7 = dtg.add %a6, %x7 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a8 = dtg.add %a7, %x8 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a9 = dtg.add %a8, %x9 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a10 = dtg.add %a9, %x10 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a11 = dtg.add %a10, %x11 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a12 = dtg.add %a11, %x12 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a13 = dtg.add %a12, %x13 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a14 = dtg.add %a13, %x14 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a15 = dtg.add %a14, %x15 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a16 = dtg.add %a15, %x16 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %a17 = dtg.add %a16, %x17 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %a17 : tensor<4xf32>
+}
+
+// -----
+
 // Tests that forward and backward ops never share a kernel, and that the
 // backward kernel keeps dtg.backward.
 // CHECK-LABEL: func.func @phases
