@@ -13,6 +13,8 @@
 #include "dialects/Dist/IR/DistOps.h"
 #include "passes/Memory/Passes.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -21,9 +23,35 @@ using namespace mlir::dtc;
 
 namespace {
 
+/// The strings of the tensor descriptors (names, roles, dtypes), each once,
+/// in one array `kText`: a deep model's results repeat its arguments' names.
+class DescText {
+public:
+  /// `text` as an address constant into kText.
+  std::string ref(StringRef text) {
+    auto [it, inserted] = offsets.try_emplace(text, pool.size());
+    if (inserted) {
+      pool += text;
+      pool += '\0';
+    }
+    return "kText + " + std::to_string(it->second);
+  }
+  void print(llvm::raw_ostream &os) const {
+    os << "static const char kText[] =";
+    for (size_t at = 0; at < pool.size(); at += 96)
+      os << "\n    "
+         << cpu::KernelEmitter::quoted(StringRef(pool).substr(at, 96));
+    os << (pool.empty() ? " \"\"" : "") << ";\n";
+  }
+
+private:
+  std::string pool;
+  llvm::StringMap<size_t> offsets;
+};
+
 /// Prints a tensor descriptor of argument or result `i` of `func`.
 void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
-               const WeightsLayout &weights) {
+               const WeightsLayout &weights, DescText &text) {
   DictionaryAttr attrs =
       isArg ? func.getArgAttrDict(i) : func.getResultAttrDict(i);
   auto type = cast<RankedTensorType>(isArg ? func.getArgument(i).getType()
@@ -45,10 +73,10 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
     }
   int64_t offset = isArg ? weights.offsetOf(i) : -1;
   bool inPlace = !isArg && attrs && attrs.get(memory::kDonatedArg);
-  os << "    {" << cpu::KernelEmitter::quoted(str("dtg.name")) << ", "
-     << cpu::KernelEmitter::quoted(str("dtg.role")) << ", \""
-     << cpu::dtypeName(type.getElementType()) << "\", " << type.getRank()
-     << ", {";
+  os << "    {" << text.ref(str("dtg.name")) << ", "
+     << text.ref(str("dtg.role")) << ", "
+     << text.ref(cpu::dtypeName(type.getElementType())) << ", "
+     << type.getRank() << ", {";
   for (auto [k, d] : llvm::enumerate(type.getShape()))
     os << (k ? ", " : "") << d;
   // A block of a split tensor: its split dimension and the axes (mask of
@@ -65,19 +93,27 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
           shardAxes = cpu::meshAxesMask(list.getAxes());
           innerAxes = cpu::meshAxesMask(list.getAxes().drop_front());
         }
-  os << "}, " << offset << ", " << cpu::KernelEmitter::literal(defaultValue)
-     << ", 0, " << (inPlace ? 1 : 0) << ", " << shardDim << ", " << shardAxes
-     << ", " << innerAxes;
+  SmallVector<std::string> rest = {std::to_string(offset),
+                                   cpu::KernelEmitter::literal(defaultValue),
+                                   "0",
+                                   inPlace ? "1" : "0",
+                                   std::to_string(shardDim),
+                                   std::to_string(shardAxes),
+                                   std::to_string(innerAxes)};
   // The model file's shape of a tensor held in another (a fused
   // projection by its parts).
   if (auto shape =
           attrs ? attrs.getAs<DenseI64ArrayAttr>("dtg.model_shape") : nullptr) {
-    os << ", " << shape.size() << ", {";
+    rest.push_back(std::to_string(shape.size()));
+    std::string dims = "{";
     for (auto [k, d] : llvm::enumerate(shape.asArrayRef()))
-      os << (k ? ", " : "") << d;
-    os << "}";
+      dims += (k ? ", " : "") + std::to_string(d);
+    rest.push_back(dims + "}");
   }
-  os << "},\n";
+  // (Members left out are zero.)
+  while (rest.size() > 1 && (rest.back() == "0" || rest.back() == "0.0"))
+    rest.pop_back();
+  os << "}, " << llvm::join(rest, ", ") << "},\n";
 }
 
 } // namespace
@@ -90,7 +126,7 @@ void CppProgramTarget::emitHeader(llvm::raw_ostream &os) {
        {"Elementwise", "Shape", "Reduction", "NN", "Training"})
     os << "#include \"dtcrt/kernels/" << family << ".h\"\n";
   os << "#include <algorithm>\n#include <cstring>\n#include <limits>\n"
-        "#include <vector>\n\n";
+        "#include <string>\n#include <vector>\n\n";
 }
 
 LogicalResult CppProgramTarget::emitProgram(ModuleOp module, ProgramKind kind,
@@ -164,13 +200,17 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
   if (failed(checkBoundaryTypes(func)))
     return failure();
   WeightsLayout weights(func);
-  os << "static const dtcrt_tensor_desc kArgs[] = {\n";
+  // The descriptors after the strings they point into.
+  DescText text;
+  std::string descs;
+  llvm::raw_string_ostream dos(descs);
+  dos << "static const dtcrt_tensor_desc kArgs[] = {\n";
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    printDesc(os, func, i, /*isArg=*/true, weights);
-  os << "};\nstatic const dtcrt_tensor_desc kResults[] = {\n";
+    printDesc(dos, func, i, /*isArg=*/true, weights, text);
+  dos << "};\nstatic const dtcrt_tensor_desc kResults[] = {\n";
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    printDesc(os, func, i, /*isArg=*/false, weights);
-  os << "};\n";
+    printDesc(dos, func, i, /*isArg=*/false, weights, text);
+  dos << "};\n";
   // The forward-only step of a training program (--eval-data): the
   // arguments of @train_step, its own results.
   auto eval = kind == ProgramKind::Training
@@ -182,12 +222,13 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
       return eval.emitError("@eval_step must take the arguments of @") << entry;
     if (failed(checkBoundaryTypes(eval)))
       return failure();
-    os << "static const dtcrt_tensor_desc kEvalResults[] = {\n";
+    dos << "static const dtcrt_tensor_desc kEvalResults[] = {\n";
     for (unsigned i = 0; i < eval.getNumResults(); ++i)
-      printDesc(os, eval, i, /*isArg=*/false, weights);
-    os << "};\n";
+      printDesc(dos, eval, i, /*isArg=*/false, weights, text);
+    dos << "};\n";
   }
-  os << "\n";
+  text.print(os);
+  os << descs << "\n";
   // One arena serves both steps: the larger plan.
   int64_t arenaBytes = 0;
   for (func::FuncOp f : {func, eval})
