@@ -19,7 +19,9 @@ heads, 12 layers; medium 1024, 16, 24; vocabulary 50257, 128 tokens; batch
    test/bench/train_speed.py's torch_round) and, where torch >= 2, with
    torch.compile: median step time, peak RSS of the whole process, first
    losses;
-5. reports achieved FLOP/s (plan.json's flops_per_step over dtc's step time)
+5. reports the generated source's bytes (and each case's against the
+   cases before it: GPT-2 medium has twice small's layers);
+6. reports achieved FLOP/s (plan.json's flops_per_step over dtc's step time)
    and, with --profile PROFILE.json (`dtc calibrate`), against the GEMM peak.
 
 Prints one block per case and the ratios (dtc / PyTorch steps per second;
@@ -223,6 +225,7 @@ def main(argv):
     print("torch %s (torch.compile %s); %s" % (
         speed.torch.__version__, "available" if has_compile else
         "not in this version", speed.platform.processor() or "cpu"))
+    sources = {}
     for name in args.cases:
         case = CASES[name]
         directory = os.path.join(work, name)
@@ -237,6 +240,10 @@ def main(argv):
               " peak RSS dtc %.0f MB, host compiler %.0f MB" % (
                   c["wall_s"], c["dtc_own_s"], c["host_s"], c["dtc_rss_mb"],
                   c["host_rss_mb"]))
+        sources[name] = os.path.getsize(os.path.join(out, "train.cpp"))
+        print("  train.cpp: %d bytes%s" % (sources[name], "".join(
+            " (%.2fx %s's)" % (sources[name] / b, n)
+            for n, b in sources.items() if n != name)))
         for t in threads:
             d = dtc_train(case, out, data_dir, t)
             e = torch_train(case, os.path.join(directory, "inline"),
