@@ -49,9 +49,11 @@ private:
   llvm::StringMap<size_t> offsets;
 };
 
-/// Prints a tensor descriptor of argument or result `i` of `func`.
-void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
-               const WeightsLayout &weights, DescText &text) {
+/// The members of the tensor descriptor of argument or result `i` of
+/// `func`, as C++ (kDesc* name their places).
+SmallVector<std::string> descMembers(func::FuncOp func, unsigned i, bool isArg,
+                                     const WeightsLayout &weights,
+                                     DescText &text) {
   DictionaryAttr attrs =
       isArg ? func.getArgAttrDict(i) : func.getResultAttrDict(i);
   auto type = cast<RankedTensorType>(isArg ? func.getArgument(i).getType()
@@ -73,12 +75,9 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
     }
   int64_t offset = isArg ? weights.offsetOf(i) : -1;
   bool inPlace = !isArg && attrs && attrs.get(memory::kDonatedArg);
-  os << "    {" << text.ref(str("dtg.name")) << ", "
-     << text.ref(str("dtg.role")) << ", "
-     << text.ref(cpu::dtypeName(type.getElementType())) << ", "
-     << type.getRank() << ", {";
+  std::string dims = "{";
   for (auto [k, d] : llvm::enumerate(type.getShape()))
-    os << (k ? ", " : "") << d;
+    dims += (k ? ", " : "") + std::to_string(d);
   // A block of a split tensor: its split dimension and the axes (mask of
   // DTCRT_AXIS_*: pp 1, dp 2, tp 4) that split it.
   // Axes after the first cut each block of the first's again (ZeRO's dp
@@ -93,27 +92,65 @@ void printDesc(llvm::raw_ostream &os, func::FuncOp func, unsigned i, bool isArg,
           shardAxes = cpu::meshAxesMask(list.getAxes());
           innerAxes = cpu::meshAxesMask(list.getAxes().drop_front());
         }
-  SmallVector<std::string> rest = {std::to_string(offset),
-                                   cpu::KernelEmitter::literal(defaultValue),
-                                   "0",
-                                   inPlace ? "1" : "0",
-                                   std::to_string(shardDim),
-                                   std::to_string(shardAxes),
-                                   std::to_string(innerAxes)};
+  SmallVector<std::string> members = {
+      text.ref(str("dtg.name")),
+      text.ref(str("dtg.role")),
+      text.ref(cpu::dtypeName(type.getElementType())),
+      std::to_string(type.getRank()),
+      dims + "}",
+      std::to_string(offset),
+      cpu::KernelEmitter::literal(defaultValue),
+      "0",
+      inPlace ? "1" : "0",
+      std::to_string(shardDim),
+      std::to_string(shardAxes),
+      std::to_string(innerAxes)};
   // The model file's shape of a tensor held in another (a fused
   // projection by its parts).
   if (auto shape =
           attrs ? attrs.getAs<DenseI64ArrayAttr>("dtg.model_shape") : nullptr) {
-    rest.push_back(std::to_string(shape.size()));
-    std::string dims = "{";
+    members.push_back(std::to_string(shape.size()));
+    std::string modelDims = "{";
     for (auto [k, d] : llvm::enumerate(shape.asArrayRef()))
-      dims += (k ? ", " : "") + std::to_string(d);
-    rest.push_back(dims + "}");
+      modelDims += (k ? ", " : "") + std::to_string(d);
+    members.push_back(modelDims + "}");
   }
-  // (Members left out are zero.)
-  while (rest.size() > 1 && (rest.back() == "0" || rest.back() == "0.0"))
-    rest.pop_back();
-  os << "}, " << llvm::join(rest, ", ") << "},\n";
+  return members;
+}
+
+/// Places in descMembers' list.
+enum : size_t { kDescName, kDescRole, kDescOffset = 5, kDescInPlace = 8 };
+
+/// Prints the descriptors of `count` arguments or results of `func`: a
+/// result the same as an argument of its name and role but for its initial
+/// value and donation (a parameter, an optimizer state) as a copy of that
+/// argument's (`argMembers`: those of kArgs).
+void printDescs(llvm::raw_ostream &os, func::FuncOp func, unsigned count,
+                bool isArg, const WeightsLayout &weights, DescText &text,
+                ArrayRef<SmallVector<std::string>> argMembers) {
+  llvm::StringMap<size_t> argOf;
+  for (auto [j, members] : llvm::enumerate(argMembers))
+    argOf.try_emplace(members[kDescName] + members[kDescRole], j);
+  for (unsigned i = 0; i < count; ++i) {
+    SmallVector<std::string> members =
+        descMembers(func, i, isArg, weights, text);
+    auto it = argOf.find(members[kDescName] + members[kDescRole]);
+    if (!isArg && it != argOf.end()) {
+      SmallVector<std::string> copy = argMembers[it->second];
+      copy[kDescOffset] = "-1";
+      copy[kDescInPlace] = members[kDescInPlace];
+      if (copy == members) {
+        os << "    asResult(kArgs[" << it->second << "], "
+           << members[kDescInPlace] << "),\n";
+        continue;
+      }
+    }
+    // (Members left out are zero.)
+    while (members.size() > kDescOffset + 1 &&
+           (members.back() == "0" || members.back() == "0.0"))
+      members.pop_back();
+    os << "    {" << llvm::join(members, ", ") << "},\n";
+  }
 }
 
 } // namespace
@@ -204,12 +241,24 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
   DescText text;
   std::string descs;
   llvm::raw_string_ostream dos(descs);
-  dos << "static const dtcrt_tensor_desc kArgs[] = {\n";
+  SmallVector<SmallVector<std::string>> argMembers;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    printDesc(dos, func, i, /*isArg=*/true, weights, text);
-  dos << "};\nstatic const dtcrt_tensor_desc kResults[] = {\n";
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    printDesc(dos, func, i, /*isArg=*/false, weights, text);
+    argMembers.push_back(descMembers(func, i, /*isArg=*/true, weights, text));
+  // (constexpr: results copy their arguments' descriptors.)
+  dos << "static constexpr dtcrt_tensor_desc kArgs[] = {\n";
+  printDescs(dos, func, func.getNumArguments(), /*isArg=*/true, weights, text,
+             {});
+  dos << "};\n";
+  dos << "// A result's descriptor from its argument's: no initial value.\n"
+         "static constexpr dtcrt_tensor_desc asResult(dtcrt_tensor_desc d,\n"
+         "                                            int inPlace) {\n"
+         "  d.weights_offset = -1;\n"
+         "  d.in_place = inPlace;\n"
+         "  return d;\n"
+         "}\n";
+  dos << "static const dtcrt_tensor_desc kResults[] = {\n";
+  printDescs(dos, func, func.getNumResults(), /*isArg=*/false, weights, text,
+             argMembers);
   dos << "};\n";
   // The forward-only step of a training program (--eval-data): the
   // arguments of @train_step, its own results.
@@ -223,8 +272,8 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
     if (failed(checkBoundaryTypes(eval)))
       return failure();
     dos << "static const dtcrt_tensor_desc kEvalResults[] = {\n";
-    for (unsigned i = 0; i < eval.getNumResults(); ++i)
-      printDesc(dos, eval, i, /*isArg=*/false, weights, text);
+    printDescs(dos, eval, eval.getNumResults(), /*isArg=*/false, weights, text,
+               argMembers);
     dos << "};\n";
   }
   text.print(os);
