@@ -564,6 +564,22 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     table.push_back(range.begin);
     table.push_back(range.end);
   }
+  // Printed shorter (a deep model's lists hold tens of thousands): the
+  // offsets in units of the largest power of two (to 64) dividing them all,
+  // that unit first; each first op after the previous entry's, and each last
+  // op after its first.
+  int64_t unit = 64;
+  for (size_t k = 0; k < table.size(); k += 4)
+    while (unit > 1 && table[k] % unit)
+      unit /= 2;
+  int64_t previous = 0;
+  for (size_t k = 0; k < table.size(); k += 4) {
+    table[k] /= unit;
+    table[k + 3] -= table[k + 2];
+    std::swap(previous, table[k + 2]);
+    table[k + 2] = previous - table[k + 2];
+  }
+  table.insert(table.begin(), unit);
   std::string liveTable = decls.array(table);
   // The arena the function's own buffers span, as planned: checked against the
   // arena and recorded as its high-water mark once, on entry, rather than
@@ -826,10 +842,14 @@ static void fillSlots(uint8_t *arena, void *const *args, void *const *results,
                         const char *op, bool check) {
   std::vector<int64_t> all = {0, base, base + own,
                               ctx->arena_bytes - base - own};
+  // (offset / unit, bytes, first op - the previous first op, last op -
+  // first op), after the unit.
+  int64_t unit = ranges[0], first = 0;
   for (int i = 0; i < n; ++i) {
-    const int64_t *r = ranges + 4 * i;
-    if (r[2] <= at && at <= r[3]) {
-      all.push_back(base + r[0]);
+    const int64_t *r = ranges + 1 + 4 * i;
+    first += r[2];
+    if (first <= at && at <= first + r[3]) {
+      all.push_back(base + r[0] * unit);
       all.push_back(r[1]);
     }
   }
