@@ -12,13 +12,13 @@ heads, 12 layers; medium 1024, 16, 24; vocabulary 50257, 128 tokens; batch
    RSS and the host compiler's peak RSS (polled from /proc);
 3. runs OUT/train for warmup + steps steps at 1 and at 2 threads: median
    step time, peak RSS (VmHWM), plan.json's peak and the runtime's measured
-   one, the first losses;
+   one, every step's loss;
 4. trains the same module in eager PyTorch (the torch of the Python running
    this script, e.g. a venv's PyTorch 2 from PyPI, in a child
    process per thread count, from the export's weights on the same batches:
-   test/bench/train_speed.py's torch_round) and, where torch >= 2, with
-   torch.compile: median step time, peak RSS of the whole process, first
-   losses;
+   test/bench/train_speed.py's _torch_times) and, where torch >= 2, with
+   torch.compile: median step time, peak RSS of the whole process, every
+   step's loss (dtc's held against eager's, step by step);
 5. reports the generated source's bytes (and each case's against the
    cases before it: GPT-2 medium has twice small's layers);
 6. reports achieved FLOP/s (plan.json's flops_per_step over dtc's step time)
@@ -117,6 +117,9 @@ def export(case, directory, exporter):
     for name, value in sorted(case.sizes.items()):
         argv += ["--" + name, str(value)]
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    inputs = speed._model_inputs(os.path.join(directory, "inline"))
+    with open(os.path.join(directory, "inline", "inputs.json"), "w") as f:
+        json.dump(inputs, f)
     external = os.path.join(directory, "external")
     subprocess.run([sys.executable, os.path.join(
         ROOT, "test", "e2e", "Inputs", "to_external_data.py"),
@@ -125,6 +128,7 @@ def export(case, directory, exporter):
         check=True)
     shutil.copytree(os.path.join(directory, "inline", "train"),
                     os.path.join(external, "train"))
+    shutil.copy(os.path.join(directory, "inline", "inputs.json"), external)
     return external
 
 
@@ -143,7 +147,7 @@ def compile_case(dtc, case, model_dir, out):
             "dtc_rss_mb": peak / 1024, "host_rss_mb": host_peak / 1024}
 
 
-def dtc_train(case, out, data_dir, threads):
+def dtc_train(case, out, model_dir, threads):
     log = os.path.join(out, "bench-%d.jsonl" % threads)
     if os.path.exists(log):
         os.remove(log)
@@ -151,7 +155,7 @@ def dtc_train(case, out, data_dir, threads):
                OPENBLAS_NUM_THREADS="1")
     _, peak, _, _, _ = run_polled(
         [os.path.join(out, "train"), "--data",
-         speed._data_flag(case, data_dir), "--steps",
+         speed._data_flag(case, model_dir), "--steps",
          str(case.warmup + case.steps), "--log-jsonl", log], env=env)
     with open(log) as f:
         lines = [json.loads(line) for line in f if line.strip()]
@@ -161,7 +165,7 @@ def dtc_train(case, out, data_dir, threads):
             "losses": [line["loss"] for line in lines]}
 
 
-def torch_train(case, model_dir, data_dir, threads, compiled):
+def torch_train(case, model_dir, threads, compiled):
     """Runs this script's --torch-worker in a child (its own threads and
     RSS)."""
     # Both sides get `threads` cores: PyTorch's matrix products go to
@@ -169,7 +173,7 @@ def torch_train(case, model_dir, data_dir, threads, compiled):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads),
                OPENBLAS_NUM_THREADS=str(threads))
     argv = [sys.executable, os.path.abspath(__file__), "--torch-worker",
-            case.name, model_dir, data_dir, str(threads)]
+            case.name, model_dir, str(threads)]
     if compiled:
         argv.append("--compiled")
     _, peak, _, stdout, _ = run_polled(argv, env=env)
@@ -179,21 +183,14 @@ def torch_train(case, model_dir, data_dir, threads, compiled):
 
 
 def torch_worker(argv):
-    name, model_dir, data_dir, threads = argv[:4]
-    compiled = "--compiled" in argv
+    name, model_dir, threads = argv[:3]
     case = CASES[name]
-    speed.torch.set_num_threads(int(threads))
-    if compiled:
-        original = speed.train_reference.load_model
-
-        def load_compiled(spec, directory):
-            model, names, onnx_model = original(spec, directory)
-            return speed.torch.compile(model), names, onnx_model
-        speed.train_reference.load_model = load_compiled
-    times, first = speed.torch_round(case, "fp32", model_dir, data_dir,
-                                     case.steps, case.warmup)
-    print(json.dumps({"step_s": statistics.median(times),
-                      "first_loss": first}))
+    losses = []
+    times, first, _ = speed._torch_times(
+        case, "fp32", int(threads), model_dir, case.warmup + case.steps,
+        "--compiled" in argv, losses)
+    print(json.dumps({"step_s": statistics.median(times[case.warmup:]),
+                      "first_loss": first, "losses": losses}))
     return 0
 
 
@@ -221,16 +218,17 @@ def main(argv):
     args = parser.parse_args(argv[1:])
     work = args.work or tempfile.mkdtemp(prefix="dtc-real-size-")
     threads = [int(t) for t in args.threads.split(",")]
-    has_compile = hasattr(speed.torch, "compile")
+    import torch
+    has_compile = hasattr(torch, "compile")
     print("torch %s (torch.compile %s); %s" % (
-        speed.torch.__version__, "available" if has_compile else
-        "not in this version", speed.platform.processor() or "cpu"))
+        torch.__version__, "available" if has_compile else
+        "not in this version", speed._cpu_name()))
     sources = {}
     for name in args.cases:
         case = CASES[name]
         directory = os.path.join(work, name)
         model_dir = export(case, directory, args.exporter)
-        data_dir = os.path.join(model_dir, "train")
+        inline = os.path.join(directory, "inline")
         out = os.path.join(directory, "out")
         c = compile_case(args.dtc, case, model_dir, out)
         with open(os.path.join(out, "plan.json")) as f:
@@ -245,9 +243,8 @@ def main(argv):
             " (%.2fx %s's)" % (sources[name] / b, n)
             for n, b in sources.items() if n != name)))
         for t in threads:
-            d = dtc_train(case, out, data_dir, t)
-            e = torch_train(case, os.path.join(directory, "inline"),
-                            data_dir, t, False)
+            d = dtc_train(case, out, model_dir, t)
+            e = torch_train(case, inline, t, False)
             line = ("  %d thread%s: dtc %.3f steps/s, RSS %.0f MB (plan %.0f "
                     "MB, measured %.0f MB); torch eager %.3f steps/s, RSS "
                     "%.0f MB; ratio %.2f, RSS ratio torch/dtc %.2f" % (
@@ -257,15 +254,18 @@ def main(argv):
                         1 / e["step_s"], e["rss_mb"],
                         e["step_s"] / d["step_s"], e["rss_mb"] / d["rss_mb"]))
             if has_compile:
-                k = torch_train(case, os.path.join(directory, "inline"),
-                                data_dir, t, True)
+                k = torch_train(case, inline, t, True)
                 line += "; torch.compile %.3f steps/s (ratio %.2f)" % (
                     1 / k["step_s"], k["step_s"] / d["step_s"])
             print(line)
             diff = abs(d["losses"][0] - e["first_loss"]) / abs(
                 e["first_loss"])
-            print("    first loss: dtc %.9g, torch %.9g (relative %.1e)" % (
-                d["losses"][0], e["first_loss"], diff))
+            worst = max(abs(a - b) / abs(b)
+                        for a, b in zip(d["losses"], e["losses"]))
+            print("    first loss: dtc %.9g, torch %.9g (relative %.1e); "
+                  "%d steps' losses within %.1e relative" % (
+                      d["losses"][0], e["first_loss"], diff,
+                      min(len(d["losses"]), len(e["losses"])), worst))
             flops = plan["flops_per_step"] / d["step_s"]
             text = "    achieved %.1f GFLOP/s" % (flops / 1e9)
             if args.profile:

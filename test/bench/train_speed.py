@@ -216,7 +216,10 @@ def _batches(arrays, batch, steps):
     return batches
 
 
-def _torch_times(case, precision, threads, model_dir, steps, compiled):
+def _torch_times(case, precision, threads, model_dir, steps, compiled,
+                 losses=None):
+    """Trains `steps` steps; returns the step times, the first loss and
+    PyTorch's version (and appends every loss to `losses`, if given)."""
     import torch
     torch.set_num_threads(threads)
     model, _, _, batches = _worker_batches(case, model_dir, steps)
@@ -239,6 +242,8 @@ def _torch_times(case, precision, threads, model_dir, steps, compiled):
         times.append(time.perf_counter() - start)
         if first is None:
             first = float(loss)
+        if losses is not None:
+            losses.append(float(loss))
     return times, first, "PyTorch " + torch.__version__
 
 
