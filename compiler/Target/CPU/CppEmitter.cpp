@@ -720,6 +720,10 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
            << "    fillSlots(arena, args, results, " << decls.array(slotCodes)
            << ", " << call.getNumOperands() << ", callArgs, "
            << call.getNumResults() << ", callResults);\n";
+      // (A constant has no slot: its storage.)
+      for (auto [k, v] : llvm::enumerate(call.getOperands()))
+        if (!homes.lookup(v).constant.empty())
+          code << "    callArgs[" << k << "] = " << buffer(v) << ";\n";
       // A forward or backward of the pipeline schedule: recorded in the
       // runtime's timeline.
       auto stepKind = call->getAttrOfType<StringAttr>("dtc.pipeline_op");
