@@ -1,0 +1,502 @@
+//===- Conv.h - convolution and its gradients -----------------------------===//
+//
+// dtg.conv and its gradients (NN.h): oneDNN's primitives for 2-D float
+// convolutions of one group (ConvLibrary.h), direct kernels for depthwise
+// ones, im2col and a GEMM for the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_KERNELS_CONV_H
+#define DTCRT_KERNELS_CONV_H
+
+#include "dtcrt/kernels/ConvLibrary.h"
+#include "dtcrt/kernels/NNSupport.h"
+#include "dtcrt/kernels/Window.h"
+
+namespace dtck {
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+namespace nndetail {
+
+/// The geometry of a convolution over two spatial dimensions, for the
+/// direct depthwise kernels below.
+struct Planar {
+  int64_t inH, inW, outH, outW, kernelH, kernelW, strideH, strideW, padH, padW,
+      dilationH, dilationW;
+
+  Planar(const Shape &in, const Shape &out, const int64_t *kernel,
+         const int64_t *strides, const int64_t *pads, const int64_t *dilations)
+      : inH(in.dims[2]), inW(in.dims[3]), outH(out.dims[2]), outW(out.dims[3]),
+        kernelH(kernel[0]), kernelW(kernel[1]), strideH(strides[0]),
+        strideW(strides[1]), padH(pads[0]), padW(pads[1]),
+        dilationH(dilations[0]), dilationW(dilations[1]) {}
+
+  /// The input row kernel row `kh` reads at output row `oh` (maybe outside
+  /// [0, inH)).
+  int64_t inputRow(int64_t oh, int64_t kh) const {
+    return oh * strideH - padH + kh * dilationH;
+  }
+
+  /// Unit strides: the convolution then reads a padded plane of
+  /// paddedH() x paddedW() elements, and tap (kh, kw) of output (oh, ow) is
+  /// element (oh + kh * dilationH, ow + kw * dilationW) of it.
+  bool unitStrides() const { return strideH == 1 && strideW == 1; }
+  int64_t paddedH() const { return outH + dilationH * (kernelH - 1); }
+  int64_t paddedW() const { return outW + dilationW * (kernelW - 1); }
+  /// Outputs laid out with the padded plane's row length: output (oh, ow)
+  /// at oh * paddedW() + ow, and every tap reads the padded plane at that
+  /// position plus its offset, so that a tap covers the plane in one run
+  /// of this length (the columns past outW are computed and dropped).
+  int64_t paddedRun() const { return (outH - 1) * paddedW() + outW; }
+  int64_t tapOffset(int64_t t) const {
+    return (t / kernelW) * dilationH * paddedW() + (t % kernelW) * dilationW;
+  }
+  /// Copies input plane `x` into the padded plane `xp` (zeros around).
+  template <typename B> void pad(const B *x, B *xp) const {
+    int64_t pw = paddedW();
+    for (int64_t r = 0; r < paddedH(); ++r) {
+      int64_t ih = r - padH;
+      B *row = xp + r * pw;
+      if (ih < 0 || ih >= inH) {
+        std::fill(row, row + pw, B(0));
+        continue;
+      }
+      for (int64_t c = 0; c < pw; ++c) {
+        int64_t iw = c - padW;
+        row[c] = iw >= 0 && iw < inW ? x[ih * inW + iw] : B(0);
+      }
+    }
+  }
+
+  /// Copies output plane `y` (outH x outW) into `ypad`, laid out with the
+  /// padded plane's rows (outH x paddedW(), zeros past outW).
+  template <typename B> void spreadRows(const B *y, B *ypad) const {
+    int64_t pw = paddedW();
+    for (int64_t oh = 0; oh < outH; ++oh) {
+      std::copy(y + oh * outW, y + (oh + 1) * outW, ypad + oh * pw);
+      std::fill(ypad + oh * pw + outW, ypad + (oh + 1) * pw, B(0));
+    }
+  }
+
+  /// The output columns [begin, end) at which kernel column `kw` reads
+  /// inside an input row, and the input column output column 0 reads
+  /// (`first`, maybe negative): output column ow reads ow * strideW + first.
+  void columns(int64_t kw, int64_t &begin, int64_t &end, int64_t &first) const {
+    first = kw * dilationW - padW;
+    begin = first >= 0 ? 0 : (-first + strideW - 1) / strideW;
+    end = first >= inW ? 0 : (inW - first + strideW - 1) / strideW;
+    end = std::min(end, outW);
+    begin = std::min(begin, end);
+  }
+};
+
+/// True for a depthwise convolution over two spatial dimensions (one input
+/// channel and one filter per group), which the direct kernels below take
+/// instead of im2col and a product per channel.
+inline bool isDepthwise2d(const Shape &sx, const Shape &sw, int64_t group) {
+  return sx.rank == 4 && group > 1 && group == sx.dims[1] &&
+         group == sw.dims[0] && sw.dims[1] == 1;
+}
+
+/// Depthwise forward: each output plane is the sum over the taps, in tap
+/// order, of the tap's weight times the input plane it reads (padding
+/// adds nothing), one output row at a time.
+template <typename B>
+void depthwiseConv(const Planar &g, int64_t planes, int64_t channels,
+                   const B *x, const B *w, B *y) {
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  if (g.unitStrides()) {
+    // Over the padded plane, one run per tap (padding taps add w * 0).
+    int64_t pw = g.paddedW(), run = g.paddedRun();
+    DTCK_PARALLEL_FOR(planes * outSize * taps)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      thread_local std::vector<B> scratch;
+      scratch.resize(g.paddedH() * pw + g.outH * pw);
+      B *xpad = scratch.data(), *ypad = xpad + g.paddedH() * pw;
+      g.pad(x + plane * inSize, xpad);
+      const B *wp = w + (plane % channels) * taps;
+      std::fill(ypad, ypad + run, B(0));
+      for (int64_t t = 0; t < taps; ++t) {
+        const B *src = xpad + g.tapOffset(t);
+        B weight = wp[t];
+        for (int64_t p = 0; p < run; ++p)
+          ypad[p] += weight * src[p];
+      }
+      B *yp = y + plane * outSize;
+      for (int64_t oh = 0; oh < g.outH; ++oh)
+        std::copy(ypad + oh * pw, ypad + oh * pw + g.outW, yp + oh * g.outW);
+    }
+    return;
+  }
+  DTCK_PARALLEL_FOR(planes * outSize * taps)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const B *xp = x + plane * inSize;
+    const B *wp = w + (plane % channels) * taps;
+    B *yp = y + plane * outSize;
+    std::fill(yp, yp + outSize, B(0));
+    for (int64_t oh = 0; oh < g.outH; ++oh) {
+      B *row = yp + oh * g.outW;
+      for (int64_t kh = 0; kh < g.kernelH; ++kh) {
+        int64_t ih = g.inputRow(oh, kh);
+        if (ih < 0 || ih >= g.inH)
+          continue;
+        for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+          int64_t begin, end, first;
+          g.columns(kw, begin, end, first);
+          const B *src = xp + ih * g.inW + first;
+          B weight = wp[kh * g.kernelW + kw];
+          if (g.strideW == 1)
+            for (int64_t ow = begin; ow < end; ++ow)
+              row[ow] += weight * src[ow];
+          else
+            for (int64_t ow = begin; ow < end; ++ow)
+              row[ow] += weight * src[ow * g.strideW];
+        }
+      }
+    }
+  }
+}
+
+/// Depthwise input gradient: each tap's weight times the output gradient,
+/// added to the input elements the tap read, taps in order (im2col's
+/// adjoint in its order).
+template <typename B>
+void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
+                            const B *grad, const B *w, B *dx) {
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  if (g.unitStrides()) {
+    // The gradient laid out with the padded plane's rows (zeros past
+    // outW), each tap adding its products to the padded plane in one run;
+    // then the input's part of it.
+    int64_t pw = g.paddedW(), ph = g.paddedH(), run = g.paddedRun();
+    DTCK_PARALLEL_FOR(planes * outSize * taps)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      thread_local std::vector<B> scratch;
+      scratch.resize(ph * pw + g.outH * pw);
+      B *dxpad = scratch.data(), *gpad = dxpad + ph * pw;
+      const B *gp = grad + plane * outSize;
+      g.spreadRows(gp, gpad);
+      std::fill(dxpad, dxpad + ph * pw, B(0));
+      const B *wp = w + (plane % channels) * taps;
+      for (int64_t t = 0; t < taps; ++t) {
+        B *dst = dxpad + g.tapOffset(t);
+        B weight = wp[t];
+        for (int64_t p = 0; p < run; ++p)
+          dst[p] += weight * gpad[p];
+      }
+      B *xp = dx + plane * inSize;
+      for (int64_t ih = 0; ih < g.inH; ++ih)
+        for (int64_t iw = 0; iw < g.inW; ++iw) {
+          int64_t r = ih + g.padH, c = iw + g.padW;
+          xp[ih * g.inW + iw] = r < ph && c < pw ? dxpad[r * pw + c] : B(0);
+        }
+    }
+    return;
+  }
+  DTCK_PARALLEL_FOR(planes * outSize * taps)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const B *gp = grad + plane * outSize;
+    const B *wp = w + (plane % channels) * taps;
+    B *xp = dx + plane * inSize;
+    std::fill(xp, xp + inSize, B(0));
+    for (int64_t kh = 0; kh < g.kernelH; ++kh)
+      for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+        int64_t begin, end, first;
+        g.columns(kw, begin, end, first);
+        B weight = wp[kh * g.kernelW + kw];
+        for (int64_t oh = 0; oh < g.outH; ++oh) {
+          int64_t ih = g.inputRow(oh, kh);
+          if (ih < 0 || ih >= g.inH)
+            continue;
+          B *dst = xp + ih * g.inW + first;
+          const B *src = gp + oh * g.outW;
+          if (g.strideW == 1)
+            for (int64_t ow = begin; ow < end; ++ow)
+              dst[ow] += weight * src[ow];
+          else
+            for (int64_t ow = begin; ow < end; ++ow)
+              dst[ow * g.strideW] += weight * src[ow];
+        }
+      }
+  }
+}
+
+/// Depthwise weight gradient: for each channel and tap, the sum over the
+/// images (in order) of the output gradient's products with the input
+/// elements the tap read, each row's products summed in float lanes and
+/// the rows in double.
+template <typename B>
+void depthwiseConvWeightGrad(const Planar &g, int64_t batch, int64_t channels,
+                             const B *grad, const B *x, B *dw) {
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  if (g.unitStrides()) {
+    // Per channel: each image's padded plane and its gradient laid out with
+    // the padded rows (zeros past outW), one run per tap.
+    int64_t pw = g.paddedW(), ph = g.paddedH(), run = g.paddedRun();
+    DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
+    for (int64_t c = 0; c < channels; ++c) {
+      thread_local std::vector<B> scratch;
+      scratch.resize(ph * pw + g.outH * pw);
+      B *xpad = scratch.data(), *gpad = xpad + ph * pw;
+      thread_local std::vector<double> sums;
+      sums.assign(taps, 0.0);
+      for (int64_t n = 0; n < batch; ++n) {
+        g.pad(x + (n * channels + c) * inSize, xpad);
+        const B *gp = grad + (n * channels + c) * outSize;
+        g.spreadRows(gp, gpad);
+        for (int64_t t = 0; t < taps; ++t) {
+          const B *src = xpad + g.tapOffset(t);
+          B acc = 0;
+#pragma omp simd reduction(+ : acc)
+          for (int64_t p = 0; p < run; ++p)
+            acc += gpad[p] * src[p];
+          sums[t] += static_cast<double>(acc);
+        }
+      }
+      for (int64_t t = 0; t < taps; ++t)
+        dw[c * taps + t] = static_cast<B>(sums[t]);
+    }
+    return;
+  }
+  DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
+  for (int64_t ct = 0; ct < channels * taps; ++ct) {
+    int64_t c = ct / taps, t = ct % taps;
+    int64_t kh = t / g.kernelW, kw = t % g.kernelW;
+    int64_t begin, end, first;
+    g.columns(kw, begin, end, first);
+    double sum = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      const B *gp = grad + (n * channels + c) * outSize;
+      const B *xp = x + (n * channels + c) * inSize;
+      for (int64_t oh = 0; oh < g.outH; ++oh) {
+        int64_t ih = g.inputRow(oh, kh);
+        if (ih < 0 || ih >= g.inH)
+          continue;
+        const B *src = xp + ih * g.inW + first;
+        const B *row = gp + oh * g.outW;
+        B acc = 0;
+        if (g.strideW == 1) {
+#pragma omp simd reduction(+ : acc)
+          for (int64_t ow = begin; ow < end; ++ow)
+            acc += row[ow] * src[ow];
+        } else {
+#pragma omp simd reduction(+ : acc)
+          for (int64_t ow = begin; ow < end; ++ow)
+            acc += row[ow] * src[ow * g.strideW];
+        }
+        sum += static_cast<double>(acc);
+      }
+    }
+    dw[ct] = static_cast<B>(sum);
+  }
+}
+
+} // namespace nndetail
+
+/// dtg.conv: x [N, C, D...] with w [F, C/group, K...] and optional bias [F]
+/// (nullptr if none) into y [N, F, O...], by im2col and one GEMM per image
+/// and group.
+template <typename T>
+void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
+          const T *w, const T *bias, const int64_t *strides,
+          const int64_t *pads, const int64_t *dilations, int64_t group, T *y) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  std::vector<B> xBuf, wBuf, yBuf;
+  const B *xs = widen<B>(x, sx.numel(), xBuf);
+  const B *ws = widen<B>(w, sw.numel(), wBuf);
+  B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  if (isDepthwise2d(sx, sw, group)) {
+    depthwiseConv(Planar(sx, sy, sw.dims + 2, strides, pads, dilations),
+                  batch * channels, channels, xs, ws, ys);
+    if (bias) {
+      int64_t o = sy.numel() / (batch * filters);
+      DTCK_PARALLEL_FOR(sy.numel())
+      for (int64_t nf = 0; nf < batch * filters; ++nf) {
+        B value = static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
+        for (int64_t p = 0; p < o; ++p)
+          ys[nf * o + p] += value;
+      }
+    }
+    narrow(ys, sy.numel(), y);
+    return;
+  }
+  int64_t o = sy.numel() / (batch * filters);
+  auto addBias = [&] {
+    if (!bias)
+      return;
+    DTCK_PARALLEL_FOR(sy.numel())
+    for (int64_t nf = 0; nf < batch * filters; ++nf) {
+      B value = static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
+      for (int64_t p = 0; p < o; ++p)
+        ys[nf * o + p] += value;
+    }
+  };
+  if constexpr (std::is_same_v<B, float>) {
+    DnnlConv *library = convLibraryFor(ConvPass::Forward, sx, sw, sy, strides,
+                                       pads, dilations, group);
+    if (library && library->run(xs, ws, ys)) {
+      addBias();
+      narrow(ys, sy.numel(), y);
+      return;
+    }
+  }
+  Window win(sx, sy, sw.dims + 2, strides, pads, dilations);
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize;
+  // One task per image and group: across threads when there are enough,
+  // else one after the other with each product split across the threads.
+  int64_t tasks = batch * group;
+  auto columns = [&] { return im2colBuffer<B>(win, cg); };
+  parallelTasks(tasks > 1 && tasks >= availableThreads() &&
+                    sy.numel() * rows >= kParallelThreshold,
+                0, tasks, columns, [&](std::vector<B> &col, int64_t task) {
+                  int64_t n = task / group, g = task % group;
+                  const B *xg = xs + (n * channels + g * cg) * win.inSize;
+                  if (!win.identity)
+                    im2col(win, xg, cg, col.data());
+                  parallelGemm<B>(false, false, fg, o, rows, B(1),
+                                  ws + g * fg * rows, rows,
+                                  win.identity ? xg : col.data(), o, B(0),
+                                  ys + (n * filters + g * fg) * o, o);
+                });
+  addBias();
+  narrow(ys, sy.numel(), y);
+}
+
+/// dtg.conv_input_grad: the gradient dx [N, C, D...] of a convolution's
+/// input from its output gradient g [N, F, O...] and weight w.
+template <typename T>
+void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
+                   const T *g, const T *w, const int64_t *strides,
+                   const int64_t *pads, const int64_t *dilations, int64_t group,
+                   T *dx) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  std::vector<B> gBuf, wBuf, xBuf;
+  const B *gs = widen<B>(g, sg.numel(), gBuf);
+  const B *ws = widen<B>(w, sw.numel(), wBuf);
+  B *xs = computeBuffer<B>(dx, sx.numel(), xBuf);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  if (isDepthwise2d(sx, sw, group)) {
+    depthwiseConvInputGrad(
+        Planar(sx, sg, sw.dims + 2, strides, pads, dilations), batch * channels,
+        channels, gs, ws, xs);
+    narrow(xs, sx.numel(), dx);
+    return;
+  }
+  if constexpr (std::is_same_v<B, float>) {
+    DnnlConv *library = convLibraryFor(ConvPass::InputGrad, sx, sw, sg, strides,
+                                       pads, dilations, group);
+    if (library && library->run(gs, ws, xs)) {
+      narrow(xs, sx.numel(), dx);
+      return;
+    }
+  }
+  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
+  // Tasks as in conv; each writes its own block of dx.
+  int64_t tasks = batch * group;
+  auto columns = [&] { return im2colBuffer<B>(win, cg); };
+  parallelTasks(tasks > 1 && tasks >= availableThreads() &&
+                    sg.numel() * rows >= kParallelThreshold,
+                0, tasks, columns, [&](std::vector<B> &col, int64_t task) {
+                  int64_t n = task / group, gr = task % group;
+                  B *xg = xs + (n * channels + gr * cg) * win.inSize;
+                  parallelGemm<B>(true, false, rows, o, fg, B(1),
+                                  ws + gr * fg * rows, rows,
+                                  gs + (n * filters + gr * fg) * o, o, B(0),
+                                  win.identity ? xg : col.data(), o);
+                  if (!win.identity) {
+                    std::fill(xg, xg + cg * win.inSize, B(0));
+                    col2imAdd(win, col.data(), cg, xg);
+                  }
+                });
+  narrow(xs, sx.numel(), dx);
+}
+
+/// dtg.conv_weight_grad: the gradient dw [F, C/group, K...] of a
+/// convolution's weight from its output gradient g [N, F, O...] and input x.
+template <typename T>
+void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
+                    const T *g, const T *x, const int64_t *strides,
+                    const int64_t *pads, const int64_t *dilations,
+                    int64_t group, T *dw) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  int64_t size = sw.numel();
+  std::vector<B> gBuf, xBuf, wBuf;
+  const B *gs = widen<B>(g, sg.numel(), gBuf);
+  const B *xs = widen<B>(x, sx.numel(), xBuf);
+  B *wsum = computeBuffer<B>(dw, size, wBuf);
+  int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
+  if (isDepthwise2d(sx, sw, group)) {
+    depthwiseConvWeightGrad(
+        Planar(sx, sg, sw.dims + 2, strides, pads, dilations), batch, channels,
+        gs, xs, wsum);
+    narrow(wsum, size, dw);
+    return;
+  }
+  if constexpr (std::is_same_v<B, float>) {
+    DnnlConv *library = convLibraryFor(ConvPass::WeightGrad, sx, sw, sg,
+                                       strides, pads, dilations, group);
+    if (library && library->run(gs, xs, wsum)) {
+      narrow(wsum, size, dw);
+      return;
+    }
+  }
+  Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
+  int64_t cg = channels / group, fg = filters / group;
+  int64_t rows = cg * win.kernelSize, o = win.outSize;
+  std::fill(wsum, wsum + size, B(0));
+  // Images across threads when there are enough, each thread summing into
+  // its own partial gradient (added up in thread order: deterministic for a
+  // given thread count); else one after the other, each product split
+  // across the threads.
+  bool perImage = batch > 1 && batch >= availableThreads() &&
+                  sg.numel() * rows >= kParallelThreshold;
+  int threads = perImage ? availableThreads() : 1;
+  std::vector<B> partial(threads > 1 ? threads * size : 0, B(0));
+  // Each thread's partial gradient (or the gradient itself, alone) and
+  // im2col columns.
+  struct Scratch {
+    B *acc;
+    std::vector<B> col;
+  };
+  auto scratch = [&] {
+    return Scratch{threads > 1 ? partial.data() + threadNumber() * size : wsum,
+                   im2colBuffer<B>(win, cg)};
+  };
+  parallelTasks(threads > 1, threads, batch, scratch,
+                [&](Scratch &own, int64_t n) {
+                  for (int64_t gr = 0; gr < group; ++gr) {
+                    const B *xg = xs + (n * channels + gr * cg) * win.inSize;
+                    if (!win.identity)
+                      im2col(win, xg, cg, own.col.data());
+                    parallelGemm<B>(false, true, fg, rows, o, B(1),
+                                    gs + (n * filters + gr * fg) * o, o,
+                                    win.identity ? xg : own.col.data(), o, B(1),
+                                    own.acc + gr * fg * rows, rows);
+                  }
+                });
+  if (threads > 1) {
+    DTCK_PARALLEL_FOR(size * threads)
+    for (int64_t i = 0; i < size; ++i) {
+      B sum = 0;
+      for (int t = 0; t < threads; ++t)
+        sum += partial[t * size + i];
+      wsum[i] = sum;
+    }
+  }
+  narrow(wsum, sw.numel(), dw);
+}
+} // namespace dtck
+
+#endif // DTCRT_KERNELS_CONV_H

@@ -1,0 +1,414 @@
+//===- Matmul.h - matmul, gemm, einsum ------------------------------------===//
+//
+// The contractions of the dtg NN family (NN.h): matmul through strided
+// views, gemm and einsum; small products in registers, the rest through
+// NNSupport.h's GEMM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_KERNELS_MATMUL_H
+#define DTCRT_KERNELS_MATMUL_H
+
+#include "dtcrt/kernels/NNSupport.h"
+
+namespace dtck {
+namespace nndetail {
+
+/// One row of y = a x b with N (a compile-time constant) columns, the sums
+/// held in registers: y[j] = sum over p of a[p * aCol] * b[p * bRow + j *
+/// bCol], p in order.
+template <int N, typename A, typename T, typename Widen, typename Store>
+inline void matmulRowOf(int64_t k, const T *a, int64_t aCol, const T *b,
+                        int64_t bRow, int64_t bCol, T *y, Widen widen,
+                        Store store) {
+  A acc[N] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    A av = widen(a[p * aCol]);
+    const T *bp = b + p * bRow;
+    for (int j = 0; j < N; ++j)
+      acc[j] += av * widen(bp[j * bCol]);
+  }
+  for (int j = 0; j < N; ++j)
+    y[j] = store(acc[j]);
+}
+
+/// kRows consecutive rows of matmulRowOf at once (A's rows `aRow` apart,
+/// the results `n` apart): each sum in its own order, as one row alone
+/// (the same bits), the right operand's row loaded once for all of them,
+/// and their independent chains overlapping where one row's would wait on
+/// each addition (a head of 4 columns summing 16 products).
+constexpr int kRowsAtOnce = 4;
+template <int N, typename A, typename T, typename Widen, typename Store>
+inline void matmulRowsOf(int64_t k, const T *a, int64_t aRow, int64_t aCol,
+                         const T *b, int64_t bRow, int64_t bCol, T *y,
+                         Widen widen, Store store) {
+  A acc[kRowsAtOnce][N] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    const T *bp = b + p * bRow;
+    A bv[N];
+    for (int j = 0; j < N; ++j)
+      bv[j] = widen(bp[j * bCol]);
+    for (int r = 0; r < kRowsAtOnce; ++r) {
+      A av = widen(a[r * aRow + p * aCol]);
+      for (int j = 0; j < N; ++j)
+        acc[r][j] += av * bv[j];
+    }
+  }
+  for (int r = 0; r < kRowsAtOnce; ++r)
+    for (int j = 0; j < N; ++j)
+      y[r * N + j] = store(acc[r][j]);
+}
+
+/// Matrix products y[b] = a[b] x b[b] by plain loops, rows in parallel:
+/// accumulating in A (wrapping uint64_t for integers, the compute type for
+/// floats), in the interpreter's order over the contracted dimension.
+/// Element (i, p) of a[b] is at `a + aOffset[b] + i * aRow + p * aCol`, and
+/// likewise for b; y is contiguous. Products with 1, 2, 4, 8, 16 or 32
+/// columns (attention's per-head products at small head sizes, small
+/// hidden sizes) keep their rows' sums in registers, four rows at a time
+/// when the rows allow; the others in a buffer, the inner loop over
+/// columns.
+template <typename A, typename T>
+void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
+                 const int64_t *aOffset, const int64_t *bOffset, const T *a,
+                 int64_t aRow, int64_t aCol, const T *b, int64_t bRow,
+                 int64_t bCol, T *y) {
+  auto widenValue = [](T v) -> A {
+    if constexpr (std::is_same_v<A, uint64_t>)
+      return static_cast<uint64_t>(static_cast<int64_t>(v));
+    else
+      return static_cast<A>(static_cast<compute_t<T>>(v));
+  };
+  auto storeValue = [](A v) -> T {
+    if constexpr (std::is_same_v<A, uint64_t>)
+      return store<T>(static_cast<int64_t>(v));
+    else
+      return store<T>(v);
+  };
+  int64_t rows = batch * m;
+  auto fixedRows = [&](auto columns) {
+    constexpr int N = decltype(columns)::value;
+    if (m % kRowsAtOnce == 0) {
+      int64_t groups = rows / kRowsAtOnce;
+#pragma omp parallel for if (rows * n * k >= kParallelThreshold)
+      for (int64_t group = 0; group < groups; ++group) {
+        int64_t row = group * kRowsAtOnce, bi = row / m, i = row % m;
+        matmulRowsOf<N, A>(k, a + aOffset[bi] + i * aRow, aRow, aCol,
+                           b + bOffset[bi], bRow, bCol, y + row * n, widenValue,
+                           storeValue);
+      }
+      return;
+    }
+#pragma omp parallel for if (rows * n * k >= kParallelThreshold)
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t bi = row / m, i = row % m;
+      matmulRowOf<N, A>(k, a + aOffset[bi] + i * aRow, aCol, b + bOffset[bi],
+                        bRow, bCol, y + row * n, widenValue, storeValue);
+    }
+  };
+  switch (n) {
+  case 1:
+    return fixedRows(std::integral_constant<int, 1>());
+  case 2:
+    return fixedRows(std::integral_constant<int, 2>());
+  case 4:
+    return fixedRows(std::integral_constant<int, 4>());
+  case 8:
+    return fixedRows(std::integral_constant<int, 8>());
+  case 16:
+    return fixedRows(std::integral_constant<int, 16>());
+  case 32:
+    return fixedRows(std::integral_constant<int, 32>());
+  default:
+    break;
+  }
+#pragma omp parallel if (rows * n * k >= kParallelThreshold)
+  {
+    std::vector<A> acc(n);
+#pragma omp for
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t bi = row / m, i = row % m;
+      const T *aRowPtr = a + aOffset[bi] + i * aRow;
+      const T *bMat = b + bOffset[bi];
+      std::fill(acc.begin(), acc.end(), A(0));
+      for (int64_t p = 0; p < k; ++p) {
+        A av = widenValue(aRowPtr[p * aCol]);
+        const T *bRowPtr = bMat + p * bRow;
+        if (bCol == 1)
+          for (int64_t j = 0; j < n; ++j)
+            acc[j] += av * widenValue(bRowPtr[j]);
+        else
+          for (int64_t j = 0; j < n; ++j)
+            acc[j] += av * widenValue(bRowPtr[j * bCol]);
+      }
+      T *yRow = y + row * n;
+      for (int64_t j = 0; j < n; ++j)
+        yRow[j] = storeValue(acc[j]);
+    }
+  }
+}
+
+} // namespace nndetail
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// A matrix operand of matmulView read through strides (in elements):
+/// element (batch coordinates c, row i, column p) is at `offset +
+/// sum(c[d] * batch[d]) + i * row + p * col`, with one batch stride per
+/// batch dimension of the result (0 along broadcast ones).
+struct MatrixView {
+  int64_t offset = 0;
+  int64_t batch[kMaxRank] = {};
+  int64_t row = 0, col = 0;
+};
+
+/// The view of a contiguous operand of shape `s` broadcast to the batch
+/// dimensions of `sy` (NumPy rules).
+inline MatrixView contiguousView(const Shape &s, const Shape &sy) {
+  using namespace nndetail;
+  MatrixView v;
+  int r = sy.rank;
+  int64_t rows = s.dims[s.rank - 2], cols = s.dims[s.rank - 1];
+  broadcastStrides(subShape(s, 0, s.rank - 2), subShape(sy, 0, r - 2), v.batch);
+  for (int d = 0; d < r - 2; ++d)
+    v.batch[d] *= rows * cols;
+  v.row = cols;
+  v.col = 1;
+  return v;
+}
+
+/// y[..., m, n] = a[..., m, k] x b[..., k, n] with the operands read through
+/// views (a transposed or sliced operand needs no copy). y is contiguous.
+template <typename T>
+void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
+                const T *b, const MatrixView &vb, T *y) {
+  using namespace nndetail;
+  int r = sy.rank;
+  int64_t m = sy.dims[r - 2], n = sy.dims[r - 1];
+  Shape batch = subShape(sy, 0, r - 2);
+  int64_t numBatch = batch.numel();
+  int64_t yStrides[kMaxRank];
+  stridesOf(batch, yStrides);
+  // Element offsets of each batch's matrices.
+  std::vector<int64_t> aOffset(numBatch), bOffset(numBatch);
+  bool bShared = true;
+  for (int64_t bi = 0; bi < numBatch; ++bi) {
+    int64_t ai = va.offset, bj = vb.offset, rest = bi;
+    for (int d = 0; d < batch.rank; ++d) {
+      int64_t coord = rest / yStrides[d];
+      rest -= coord * yStrides[d];
+      ai += coord * va.batch[d];
+      bj += coord * vb.batch[d];
+    }
+    aOffset[bi] = ai;
+    bOffset[bi] = bj;
+    bShared = bShared && bj == vb.offset;
+  }
+  if constexpr (!isFloating<T>) {
+    matmulLoops<uint64_t>(numBatch, m, n, k, aOffset.data(), bOffset.data(), a,
+                          va.row, va.col, b, vb.row, vb.col, y);
+  } else {
+    // Small products by loops, except 16-bit ones: the BLAS path below
+    // widens each operand element once, the loops once per use.
+    if (m * n * k < (int64_t(1) << 15) && std::is_same_v<T, compute_t<T>>) {
+      matmulLoops<compute_t<T>>(numBatch, m, n, k, aOffset.data(),
+                                bOffset.data(), a, va.row, va.col, b, vb.row,
+                                vb.col, y);
+      return;
+    }
+    using B = BlasType<T>;
+    // BLAS reads a matrix with one unit stride; other operands (and 16-bit
+    // ones, widened to float) are first copied into contiguous matrices.
+    auto blasReadable = [](const MatrixView &v) {
+      return v.col == 1 || v.row == 1;
+    };
+    std::vector<B> aBuf, bBuf, yBuf;
+    // The stride of a dimension of size 1 is free: pick one BLAS accepts.
+    auto normalize = [](MatrixView v, int64_t rows, int64_t cols) {
+      if (rows == 1)
+        v.row = v.col == 1 ? cols : 1;
+      if (cols == 1)
+        v.col = v.row == 1 ? rows : 1;
+      return v;
+    };
+    MatrixView ca = normalize(va, m, k), cb = normalize(vb, k, n);
+    bool aStacked = true;
+    for (int64_t bi = 0; bi < numBatch; ++bi)
+      aStacked = aStacked && aOffset[bi] == aOffset[0] + bi * m * ca.row;
+    auto gather = [&](const T *x, const MatrixView &v, int64_t rows,
+                      int64_t cols, const std::vector<int64_t> &offsets,
+                      std::vector<B> &buffer, MatrixView &out,
+                      std::vector<int64_t> &outOffsets) {
+      buffer.resize(numBatch * rows * cols);
+      DTCK_PARALLEL_FOR(numBatch * rows * cols)
+      for (int64_t bi = 0; bi < numBatch; ++bi)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            buffer[(bi * rows + i) * cols + j] =
+                static_cast<B>(static_cast<compute_t<T>>(
+                    x[offsets[bi] + i * v.row + j * v.col]));
+      out.row = cols;
+      out.col = 1;
+      for (int64_t bi = 0; bi < numBatch; ++bi)
+        outOffsets[bi] = bi * rows * cols;
+    };
+    const B *as, *bs;
+    if constexpr (std::is_same_v<T, B>) {
+      as = a;
+      bs = b;
+    }
+    bool copyA = !std::is_same_v<T, B> || !blasReadable(ca);
+    bool copyB = !std::is_same_v<T, B> || !blasReadable(cb);
+    if (copyA) {
+      gather(a, va, m, k, aOffset, aBuf, ca, aOffset);
+      as = aBuf.data();
+      aStacked = true;
+    }
+    if (copyB) {
+      // A shared b is copied once.
+      std::vector<int64_t> offsets = bOffset;
+      int64_t saved = numBatch;
+      if (bShared)
+        numBatch = 1;
+      gather(b, vb, k, n, offsets, bBuf, cb, bOffset);
+      numBatch = saved;
+      if (bShared)
+        std::fill(bOffset.begin(), bOffset.end(), 0);
+      bs = bBuf.data();
+    }
+    B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
+    bool transA = ca.col != 1, transB = cb.col != 1;
+    int64_t lda = transA ? ca.col : ca.row, ldb = transB ? cb.col : cb.row;
+    if (bShared && aStacked && !transA) {
+      // One product of the stacked rows of every batch with the shared b.
+      parallelGemm<B>(false, transB, numBatch * m, n, k, B(1), as + aOffset[0],
+                      lda, bs + bOffset[0], ldb, B(0), ys, n);
+    } else {
+      // Whole products per thread when there are enough of them, else each
+      // product split across the threads.
+      parallelTasks(
+          numBatch > 1 && numBatch >= availableThreads(), 0, numBatch,
+          [] { return 0; },
+          [&](int, int64_t bi) {
+            parallelGemm<B>(transA, transB, m, n, k, B(1), as + aOffset[bi],
+                            lda, bs + bOffset[bi], ldb, B(0), ys + bi * m * n,
+                            n);
+          });
+    }
+    narrow(ys, sy.numel(), y);
+  }
+}
+
+/// dtg.matmul: y[..., m, n] = a[..., m, k] x b[..., k, n] with NumPy
+/// broadcasting of the batch dimensions.
+template <typename T>
+void matmul(const Shape &sa, const Shape &sb, const Shape &sy, const T *a,
+            const T *b, T *y) {
+  matmulView(sy, sa.dims[sa.rank - 1], a, contiguousView(sa, sy), b,
+             contiguousView(sb, sy), y);
+}
+
+/// dtg.gemm: y = alpha op(a) op(b) + beta c, with c (optional: nullptr)
+/// broadcast to [M, N].
+template <typename T>
+void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
+          const T *b, const T *c, double alpha, double beta, bool transA,
+          bool transB, T *y) {
+  using namespace nndetail;
+  using B = BlasType<T>;
+  int64_t m = sa.dims[transA ? 1 : 0], k = sa.dims[transA ? 0 : 1];
+  int64_t n = sb.dims[transB ? 0 : 1];
+  std::vector<B> yBuf;
+  B *ys = computeBuffer<B>(y, m * n, yBuf);
+  int64_t cStrides[kMaxRank] = {0, 0};
+  if (c)
+    broadcastStrides(sc, Shape{2, {m, n}}, cStrides);
+  if (alpha == 0.0) {
+    // BLAS would skip op(a) op(b); the interpreter's 0 * acc keeps NaNs.
+    DTCK_PARALLEL_FOR(m * n * k)
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0.0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += toDouble(a[transA ? p * m + i : i * k + p]) *
+                 toDouble(b[transB ? j * k + p : p * n + j]);
+        double value = alpha * acc;
+        if (c)
+          value += beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]);
+        ys[i * n + j] = B(value);
+      }
+    }
+  } else {
+    if (c) {
+      DTCK_PARALLEL_FOR(m * n)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          ys[i * n + j] =
+              B(beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]));
+    }
+    std::vector<B> aBuf, bBuf;
+    const B *as = widen<B>(a, sa.numel(), aBuf);
+    const B *bs = widen<B>(b, sb.numel(), bBuf);
+    parallelGemm<B>(transA, transB, m, n, k, B(alpha), as, sa.dims[1], bs,
+                    sb.dims[1], c ? B(1) : B(0), ys, n);
+  }
+  narrow(ys, m * n, y);
+}
+
+/// dtg.einsum over `numLetters` letters, the `numOutput` output letters
+/// first: `sizes[l]` is letter l's size and `strides[i][l]` how far one step
+/// of letter l moves through input i (0 where i lacks the letter or
+/// broadcasts it). Floats accumulate in double, integers in wrapping 64-bit
+/// arithmetic.
+template <typename T, int N>
+void einsum(int64_t numLetters, int64_t numOutput, const int64_t *sizes,
+            const T *const (&inputs)[N], const int64_t *const (&strides)[N],
+            T *y) {
+  using Acc = std::conditional_t<isFloating<T>, double, uint64_t>;
+  int64_t outCount = 1, sumCount = 1;
+  for (int64_t l = 0; l < numLetters; ++l)
+    (l < numOutput ? outCount : sumCount) *= sizes[l];
+  auto value = [](T v) -> Acc {
+    if constexpr (isFloating<T>)
+      return nndetail::toDouble(v);
+    else
+      return static_cast<uint64_t>(static_cast<int64_t>(v));
+  };
+  DTCK_PARALLEL_FOR(outCount * sumCount)
+  for (int64_t r = 0; r < outCount; ++r) {
+    int64_t offset[N] = {};
+    for (int64_t l = numOutput - 1, rest = r; l >= 0; --l) {
+      int64_t index = rest % sizes[l];
+      rest /= sizes[l];
+      for (int i = 0; i < N; ++i)
+        offset[i] += index * strides[i][l];
+    }
+    int64_t index[64] = {}; // summed letters' indices (52 letters at most)
+    Acc acc = 0;
+    for (int64_t t = 0; t < sumCount; ++t) {
+      Acc term = 1;
+      for (int i = 0; i < N; ++i)
+        term *= value(inputs[i][offset[i]]);
+      acc += term;
+      for (int64_t l = numLetters - 1; l >= numOutput; --l) {
+        int64_t s = l - numOutput;
+        for (int i = 0; i < N; ++i)
+          offset[i] += strides[i][l];
+        if (++index[s] < sizes[l])
+          break;
+        for (int i = 0; i < N; ++i)
+          offset[i] -= sizes[l] * strides[i][l];
+        index[s] = 0;
+      }
+    }
+    if constexpr (isFloating<T>)
+      y[r] = store<T>(acc);
+    else
+      y[r] = store<T>(static_cast<int64_t>(acc));
+  }
+}
+} // namespace dtck
+
+#endif // DTCRT_KERNELS_MATMUL_H

@@ -1,0 +1,353 @@
+//===- Normalization.h - batch and layer norm, softmax --------------------===//
+//
+// The normalizations of the dtg NN family (NN.h): batch norm (inference
+// and training, with gradients), layer norm and its gradient, softmax and
+// log-softmax, in double and rounded once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_KERNELS_NORMALIZATION_H
+#define DTCRT_KERNELS_NORMALIZATION_H
+
+#include "dtcrt/kernels/NNSupport.h"
+
+namespace dtck {
+namespace nndetail {
+
+/// Softmax (or its logarithm) of the rows `x[o, :, j]` for j in
+/// [j0, j0 + count), in double as the interpreter computes it.
+template <typename T>
+void softmaxTile(const T *x, T *y, int64_t size, int64_t inner, int64_t count,
+                 bool log) {
+  constexpr int64_t kTile = 64;
+  double max[kTile], sum[kTile];
+  std::fill(max, max + count, -std::numeric_limits<double>::infinity());
+  std::fill(sum, sum + count, 0.0);
+  for (int64_t a = 0; a < size; ++a)
+    for (int64_t j = 0; j < count; ++j)
+      max[j] = std::max(max[j], toDouble(x[a * inner + j]));
+  for (int64_t a = 0; a < size; ++a)
+    for (int64_t j = 0; j < count; ++j)
+      sum[j] += std::exp(toDouble(x[a * inner + j]) - max[j]);
+  if (log)
+    for (int64_t j = 0; j < count; ++j)
+      sum[j] = std::log(sum[j]);
+  for (int64_t a = 0; a < size; ++a) {
+    for (int64_t j = 0; j < count; ++j) {
+      double shifted = toDouble(x[a * inner + j]) - max[j];
+      y[a * inner + j] =
+          store<T>(log ? shifted - sum[j] : std::exp(shifted) / sum[j]);
+    }
+  }
+}
+
+/// exp(x) in float for x <= 0 (0 below -87.3, where exp leaves the normal
+/// floats; NaN stays NaN): 2^n exp(r) with n = round(x / ln 2) and a
+/// degree-6 Taylor polynomial on |r| <= ln(2) / 2 (relative error below
+/// 2e-7). Branch-free, so that loops over it vectorize.
+inline float expNonPositive(float x) {
+  float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  // min(max(n, -126), 0) with NaN -> -126, as selects: std::fmin and
+  // std::fmax are calls into libm unless NaNs are ruled out, which keeps
+  // the loops around this function scalar.
+  float low = n > -126.0f ? n : -126.0f;
+  float c = low < 0.0f ? low : 0.0f;
+  float r = x - c * 0.693145751953125f - c * 1.428606765330187e-06f;
+  float p =
+      1.0f +
+      r * (1.0f + r * (0.5f + r * (1.0f / 6 +
+                                   r * (1.0f / 24 +
+                                        r * (1.0f / 120 + r * (1.0f / 720))))));
+  int32_t bits = (static_cast<int32_t>(c) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x < -87.3f ? 0.0f : p * scale;
+}
+
+/// Softmax (or its logarithm) of one contiguous row of a 16- or 32-bit float
+/// tensor: the maximum, one exp per element kept in `e` while summing (in
+/// double), then one scale. Float arithmetic: within a few float ulps of
+/// the interpreter's double result.
+template <typename T>
+void softmaxRow(const T *x, T *y, int64_t size, bool log, float *e) {
+  // The maximum over 16 lanes, then over the lanes: a loop that vectorizes
+  // (the same maximum: NaNs are skipped either way, and a zero of either
+  // sign subtracts alike).
+  constexpr int kLanes = 16;
+  float lanes[kLanes];
+  for (float &lane : lanes)
+    lane = -std::numeric_limits<float>::infinity();
+  int64_t a = 0;
+  for (; a + kLanes <= size; a += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      float v = static_cast<float>(toDouble(x[a + l]));
+      lanes[l] = lanes[l] < v ? v : lanes[l];
+    }
+  float max = -std::numeric_limits<float>::infinity();
+  for (; a < size; ++a)
+    max = std::max(max, static_cast<float>(toDouble(x[a])));
+  for (float lane : lanes)
+    max = std::max(max, lane);
+  if (max == -std::numeric_limits<float>::infinity())
+    max = 0; // every element -inf: NaN below, as exp(-inf - -inf)
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t a = 0; a < size; ++a) {
+    float v = static_cast<float>(toDouble(x[a])) - max;
+    e[a] = expNonPositive(v);
+    sum += e[a];
+  }
+  if (log) {
+    // (x - max) - log(sum): folding max + log(sum) first would lose a small
+    // log(sum) against a large max.
+    float logSum = static_cast<float>(std::log(sum));
+    for (int64_t a = 0; a < size; ++a)
+      y[a] = store<T>((static_cast<float>(toDouble(x[a])) - max) - logSum);
+    return;
+  }
+  float scale = static_cast<float>(1.0 / sum);
+#pragma omp simd
+  for (int64_t a = 0; a < size; ++a)
+    y[a] = store<T>(e[a] * scale);
+}
+
+/// Softmax (or its logarithm) of kRowLanes contiguous rows of `size`
+/// elements at once, one row per vector lane: the rows transposed into `t`
+/// (size x kRowLanes floats), softmaxRow's arithmetic on each (its maximum,
+/// its exps, their sum in double in element order, one scale), transposed
+/// back. For short rows (attention's over a short sequence), where
+/// softmaxRow's loops, reductions across lanes and remainders per row cost
+/// more than the arithmetic.
+constexpr int kRowLanes = 16;
+/// The longest rows softmaxRowsAcross takes.
+constexpr int64_t kAcrossRowsMax = 32;
+template <typename T>
+void softmaxRowsAcross(const T *x, T *y, int64_t size, bool log, float *t) {
+  for (int l = 0; l < kRowLanes; ++l)
+    for (int64_t a = 0; a < size; ++a)
+      t[a * kRowLanes + l] = static_cast<float>(toDouble(x[l * size + a]));
+  float max[kRowLanes];
+  for (float &m : max)
+    m = -std::numeric_limits<float>::infinity();
+  // NaNs are skipped here as in softmaxRow (and poison the sum below).
+  for (int64_t a = 0; a < size; ++a)
+    for (int l = 0; l < kRowLanes; ++l) {
+      float v = t[a * kRowLanes + l];
+      max[l] = max[l] < v ? v : max[l];
+    }
+  for (float &m : max)
+    if (m == -std::numeric_limits<float>::infinity())
+      m = 0; // every element -inf: NaN below, as exp(-inf - -inf)
+  double sum[kRowLanes] = {};
+  float *e = t + size * kRowLanes;
+  for (int64_t a = 0; a < size; ++a)
+    for (int l = 0; l < kRowLanes; ++l) {
+      float v = expNonPositive(t[a * kRowLanes + l] - max[l]);
+      e[a * kRowLanes + l] = v;
+      sum[l] += v;
+    }
+  if (log) {
+    float logSum[kRowLanes];
+    for (int l = 0; l < kRowLanes; ++l)
+      logSum[l] = static_cast<float>(std::log(sum[l]));
+    for (int l = 0; l < kRowLanes; ++l)
+      for (int64_t a = 0; a < size; ++a)
+        y[l * size + a] = store<T>((t[a * kRowLanes + l] - max[l]) - logSum[l]);
+    return;
+  }
+  float scale[kRowLanes];
+  for (int l = 0; l < kRowLanes; ++l)
+    scale[l] = static_cast<float>(1.0 / sum[l]);
+  for (int l = 0; l < kRowLanes; ++l)
+    for (int64_t a = 0; a < size; ++a)
+      y[l * size + a] = store<T>(e[a * kRowLanes + l] * scale[l]);
+}
+
+/// Softmax or log-softmax along `axis`.
+template <typename T>
+void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
+  constexpr int64_t kTile = 64;
+  int64_t outer = numelOf(sx, 0, int(axis)), size = sx.dims[axis];
+  int64_t inner = numelOf(sx, int(axis) + 1, sx.rank);
+  if constexpr (!std::is_same_v<T, double>) {
+    if (inner == 1) {
+      // Rows along the last axis: contiguous, in float; short ones
+      // kRowLanes at a time across the lanes, the rest one by one.
+      int64_t across = size <= kAcrossRowsMax ? outer / kRowLanes : 0;
+      DTCK_PARALLEL_FOR(across * kRowLanes * size)
+      for (int64_t b = 0; b < across; ++b) {
+        thread_local std::vector<float> scratch;
+        if (static_cast<int64_t>(scratch.size()) < 2 * kRowLanes * size)
+          scratch.resize(2 * kRowLanes * size);
+        int64_t first = b * kRowLanes * size;
+        softmaxRowsAcross(x + first, y + first, size, log, scratch.data());
+      }
+      DTCK_PARALLEL_FOR((outer - across * kRowLanes) * size)
+      for (int64_t o = across * kRowLanes; o < outer; ++o) {
+        thread_local std::vector<float> scratch;
+        if (static_cast<int64_t>(scratch.size()) < size)
+          scratch.resize(size);
+        softmaxRow(x + o * size, y + o * size, size, log, scratch.data());
+      }
+      return;
+    }
+  }
+  int64_t tiles = (inner + kTile - 1) / kTile;
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t task = 0; task < outer * tiles; ++task) {
+    int64_t o = task / tiles, j0 = (task % tiles) * kTile;
+    int64_t base = o * size * inner + j0;
+    softmaxTile(x + base, y + base, size, inner, std::min(kTile, inner - j0),
+                log);
+  }
+}
+
+} // namespace nndetail
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+/// dtg.batch_norm_inference: y = scale (x - mean) / sqrt(var + epsilon) +
+/// bias per channel (axis 1), in double.
+template <typename T, typename S, typename B, typename M, typename V>
+void batchNormInference(const Shape &sx, const T *x, const S *scale,
+                        const B *bias, const M *mean, const V *var,
+                        double epsilon, T *y) {
+  using nndetail::toDouble;
+  int64_t channels = sx.dims[1], inner = nndetail::numelOf(sx, 2, sx.rank);
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t nc = 0; nc < sx.dims[0] * channels; ++nc) {
+    int64_t c = nc % channels;
+    double invStd = 1.0 / std::sqrt(toDouble(var[c]) + epsilon);
+    double s = toDouble(scale[c]), m = toDouble(mean[c]), b = toDouble(bias[c]);
+    for (int64_t j = 0; j < inner; ++j)
+      y[nc * inner + j] =
+          store<T>(s * (toDouble(x[nc * inner + j]) - m) * invStd + b);
+  }
+}
+
+/// dtg.batch_norm_training: normalizes with the batch statistics of each
+/// channel (over every axis but 1) and updates the running statistics,
+/// new = momentum * running + (1 - momentum) * batch, with the batch
+/// variance Bessel-corrected when `unbiasedRunningVar` is set. The emitter
+/// guarantees N * D1 * ... >= 2 (>= 1 when biased).
+template <typename T, typename S, typename B, typename M, typename V>
+void batchNormTraining(const Shape &sx, const T *x, const S *scale,
+                       const B *bias, const M *runningMean, const V *runningVar,
+                       double epsilon, double momentum, bool unbiasedRunningVar,
+                       T *y, M *newMean, V *newVar) {
+  using nndetail::toDouble;
+  int64_t batch = sx.dims[0], channels = sx.dims[1];
+  int64_t inner = nndetail::numelOf(sx, 2, sx.rank), count = batch * inner;
+  // Channels go kWays at a time with their sums interleaved: each channel
+  // sums in its own order (the same bits), and the independent chains
+  // overlap instead of each addition waiting for the one before.
+  constexpr int64_t kWays = 4;
+  int64_t ways = channels % kWays == 0 ? kWays : 1;
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t c0 = 0; c0 < channels; c0 += ways) {
+    double sums[kWays] = {}, means[kWays], squaresOf[kWays] = {};
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t j = 0; j < inner; ++j)
+        for (int64_t k = 0; k < ways; ++k)
+          sums[k] += toDouble(x[(n * channels + c0 + k) * inner + j]);
+    for (int64_t k = 0; k < ways; ++k)
+      means[k] = sums[k] / static_cast<double>(count);
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t j = 0; j < inner; ++j)
+        for (int64_t k = 0; k < ways; ++k) {
+          double d =
+              toDouble(x[(n * channels + c0 + k) * inner + j]) - means[k];
+          squaresOf[k] += d * d;
+        }
+    for (int64_t k = 0; k < ways; ++k) {
+      int64_t c = c0 + k;
+      double mean = means[k], squares = squaresOf[k];
+      double biasedVar = squares / static_cast<double>(count);
+      double sampleVar = unbiasedRunningVar
+                             ? squares / static_cast<double>(count - 1)
+                             : biasedVar;
+      double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
+      double s = toDouble(scale[c]), b = toDouble(bias[c]);
+      for (int64_t n = 0; n < batch; ++n) {
+        int64_t base = (n * channels + c) * inner;
+        for (int64_t j = 0; j < inner; ++j)
+          y[base + j] =
+              store<T>(s * (toDouble(x[base + j]) - mean) * invStd + b);
+      }
+      newMean[c] = store<M>(momentum * toDouble(runningMean[c]) +
+                            (1.0 - momentum) * mean);
+      newVar[c] = store<V>(momentum * toDouble(runningVar[c]) +
+                           (1.0 - momentum) * sampleVar);
+    }
+  }
+}
+
+/// dtg.layer_norm: normalizes each row of the dimensions [axis, rank) by its
+/// mean and biased variance, times scale plus bias (nullptr if none), both
+/// broadcast to the normalized shape; in double.
+template <typename T, typename S, typename B>
+void layerNorm(const Shape &sx, const Shape &sscale, const Shape &sbias,
+               const T *x, const S *scale, const B *bias, int64_t axis,
+               double epsilon, T *y) {
+  using nndetail::toDouble;
+  Shape normalized = nndetail::subShape(sx, int(axis), sx.rank);
+  int64_t inner = normalized.numel();
+  int64_t outer = nndetail::numelOf(sx, 0, int(axis));
+  // Element j of the normalized shape reads scale[scaleIndex[j]].
+  auto indexOf = [&](const Shape &s) {
+    std::vector<int64_t> index(inner);
+    int64_t strides[kMaxRank], own[kMaxRank];
+    broadcastStrides(s, normalized, strides);
+    stridesOf(normalized, own);
+    for (int64_t j = 0; j < inner; ++j) {
+      int64_t offset = 0, rest = j;
+      for (int d = 0; d < normalized.rank; ++d) {
+        offset += (rest / own[d]) * strides[d];
+        rest %= own[d];
+      }
+      index[j] = offset;
+    }
+    return index;
+  };
+  std::vector<int64_t> scaleIndex = indexOf(sscale);
+  std::vector<int64_t> biasIndex = bias ? indexOf(sbias) : scaleIndex;
+  DTCK_PARALLEL_FOR(sx.numel())
+  for (int64_t o = 0; o < outer; ++o) {
+    const T *row = x + o * inner;
+    double sum = 0.0;
+    for (int64_t j = 0; j < inner; ++j)
+      sum += toDouble(row[j]);
+    double mean = sum / static_cast<double>(inner);
+    double squares = 0.0;
+    for (int64_t j = 0; j < inner; ++j) {
+      double d = toDouble(row[j]) - mean;
+      squares += d * d;
+    }
+    double invStd =
+        1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon);
+    for (int64_t j = 0; j < inner; ++j) {
+      double value =
+          (toDouble(row[j]) - mean) * invStd * toDouble(scale[scaleIndex[j]]);
+      if (bias)
+        value += toDouble(bias[biasIndex[j]]);
+      y[o * inner + j] = store<T>(value);
+    }
+  }
+}
+
+/// dtg.softmax: exp(x - max) / sum(exp(x - max)) along `axis`, in double.
+template <typename T>
+void softmax(const Shape &sx, const T *x, int64_t axis, T *y) {
+  nndetail::softmaxImpl(sx, x, axis, /*log=*/false, y);
+}
+
+/// dtg.log_softmax: x - max - log(sum(exp(x - max))) along `axis`.
+template <typename T>
+void logSoftmax(const Shape &sx, const T *x, int64_t axis, T *y) {
+  nndetail::softmaxImpl(sx, x, axis, /*log=*/true, y);
+}
+} // namespace dtck
+
+#endif // DTCRT_KERNELS_NORMALIZATION_H
