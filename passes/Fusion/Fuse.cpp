@@ -418,14 +418,37 @@ bool GroupFinder::tryAdd(Group &group, Operation *producer,
   return false;
 }
 
+/// What the kernel of `ops` reads from outside them, in order of first use:
+/// its inputs, and apart (into `constants`, where given) the constants
+/// copied into it.
+static llvm::SetVector<Value>
+kernelInputs(ArrayRef<Operation *> ops,
+             function_ref<bool(Operation *)> isMember,
+             SmallVectorImpl<Operation *> *constants = nullptr) {
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && isMember(def))
+        continue;
+      if (isInlinedConstant(operand)) {
+        if (constants && !llvm::is_contained(*constants, def))
+          constants->push_back(def);
+        continue;
+      }
+      inputs.insert(operand);
+    }
+  return inputs;
+}
+
 /// The buffers a kernel of `group` reads (constants copied in aside).
 static size_t countInputs(const Group &group) {
-  llvm::DenseSet<Value> inputs;
+  SmallVector<Operation *> ops;
   for (auto [op, phase] : group.ops)
-    for (Value v : op->getOperands())
-      if (!group.ops.count(v.getDefiningOp()) && !isInlinedConstant(v))
-        inputs.insert(v);
-  return inputs.size();
+    ops.push_back(op);
+  return kernelInputs(ops,
+                      [&](Operation *op) { return group.ops.count(op) > 0; })
+      .size();
 }
 
 void GroupFinder::grow(Group &group) {
@@ -507,14 +530,9 @@ void GroupFinder::dropUnfed(Group &group) const {
   for (auto [op, phase] : group.ops)
     if (!dropped.contains(op))
       kept.insert({op, phase});
+  // (Core ops are fed and what a dropped op reads is unfed: the group keeps
+  // its reductions.)
   group.ops = std::move(kept);
-  if (llvm::none_of(group.ops, [](auto &member) {
-        return member.second == Phase::Core;
-      })) {
-    group.kind = Kind::Loop;
-    group.inShape.clear();
-    group.axes.clear();
-  }
 }
 
 SmallVector<Group> GroupFinder::run() {
@@ -580,20 +598,9 @@ static void materialize(Group &group) {
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
 
-  llvm::SetVector<Value> inputs;
   SmallVector<Operation *> constants;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (def && members.count(def))
-        continue;
-      if (isInlinedConstant(operand)) {
-        if (!llvm::is_contained(constants, def))
-          constants.push_back(def);
-        continue;
-      }
-      inputs.insert(operand);
-    }
+  llvm::SetVector<Value> inputs = kernelInputs(
+      ops, [&](Operation *op) { return members.count(op) > 0; }, &constants);
   SmallVector<Value> outputs;
   for (Operation *op : ops) {
     if (dtg::isFusibleView(op))

@@ -121,21 +121,29 @@ SmallVector<std::string> descMembers(func::FuncOp func, unsigned i, bool isArg,
 /// Places in descMembers' list.
 enum : size_t { kDescName, kDescRole, kDescOffset = 5, kDescInPlace = 8 };
 
-/// Prints the descriptors of `count` arguments or results of `func`: a
-/// result the same as an argument of its name and role but for its initial
-/// value and donation (a parameter, an optimizer state) as a copy of that
-/// argument's (`argMembers`: those of kArgs).
-void printDescs(llvm::raw_ostream &os, func::FuncOp func, unsigned count,
-                bool isArg, const WeightsLayout &weights, DescText &text,
-                ArrayRef<SmallVector<std::string>> argMembers) {
+/// Prints a descriptor from its members (those left out are zero).
+void printDesc(llvm::raw_ostream &os, SmallVector<std::string> members) {
+  while (members.size() > kDescOffset + 1 &&
+         (members.back() == "0" || members.back() == "0.0"))
+    members.pop_back();
+  os << "    {" << llvm::join(members, ", ") << "},\n";
+}
+
+/// Prints the descriptors of the results of `func`: one the same as an
+/// argument of its name and role but for its initial value and donation (a
+/// parameter, an optimizer state) as a copy of that argument's
+/// (`argMembers`: those of kArgs).
+void printResultDescs(llvm::raw_ostream &os, func::FuncOp func,
+                      const WeightsLayout &weights, DescText &text,
+                      ArrayRef<SmallVector<std::string>> argMembers) {
   llvm::StringMap<size_t> argOf;
   for (auto [j, members] : llvm::enumerate(argMembers))
     argOf.try_emplace(members[kDescName] + members[kDescRole], j);
-  for (unsigned i = 0; i < count; ++i) {
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
     SmallVector<std::string> members =
-        descMembers(func, i, isArg, weights, text);
+        descMembers(func, i, /*isArg=*/false, weights, text);
     auto it = argOf.find(members[kDescName] + members[kDescRole]);
-    if (!isArg && it != argOf.end()) {
+    if (it != argOf.end()) {
       SmallVector<std::string> copy = argMembers[it->second];
       copy[kDescOffset] = "-1";
       copy[kDescInPlace] = members[kDescInPlace];
@@ -145,11 +153,7 @@ void printDescs(llvm::raw_ostream &os, func::FuncOp func, unsigned count,
         continue;
       }
     }
-    // (Members left out are zero.)
-    while (members.size() > kDescOffset + 1 &&
-           (members.back() == "0" || members.back() == "0.0"))
-      members.pop_back();
-    os << "    {" << llvm::join(members, ", ") << "},\n";
+    printDesc(os, std::move(members));
   }
 }
 
@@ -246,8 +250,8 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
     argMembers.push_back(descMembers(func, i, /*isArg=*/true, weights, text));
   // (constexpr: results copy their arguments' descriptors.)
   dos << "static constexpr dtcrt_tensor_desc kArgs[] = {\n";
-  printDescs(dos, func, func.getNumArguments(), /*isArg=*/true, weights, text,
-             {});
+  for (const SmallVector<std::string> &members : argMembers)
+    printDesc(dos, members);
   dos << "};\n";
   dos << "// A result's descriptor from its argument's: no initial value.\n"
          "static constexpr dtcrt_tensor_desc asResult(dtcrt_tensor_desc d,\n"
@@ -257,8 +261,7 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
          "  return d;\n"
          "}\n";
   dos << "static const dtcrt_tensor_desc kResults[] = {\n";
-  printDescs(dos, func, func.getNumResults(), /*isArg=*/false, weights, text,
-             argMembers);
+  printResultDescs(dos, func, weights, text, argMembers);
   dos << "};\n";
   // The forward-only step of a training program (--eval-data): the
   // arguments of @train_step, its own results.
@@ -272,8 +275,7 @@ LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
     if (failed(checkBoundaryTypes(eval)))
       return failure();
     dos << "static const dtcrt_tensor_desc kEvalResults[] = {\n";
-    printDescs(dos, eval, eval.getNumResults(), /*isArg=*/false, weights, text,
-               argMembers);
+    printResultDescs(dos, eval, weights, text, argMembers);
     dos << "};\n";
   }
   text.print(os);

@@ -17,7 +17,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
-#include <deque>
 #include <map>
 
 using namespace mlir;
@@ -459,7 +458,7 @@ private:
   llvm::DenseMap<Value, Home> homes;
   /// The ops printed so far, and the one being printed (its statements go
   /// to `code`; its buffers get slots in order of first use).
-  std::deque<OpCode> codes;
+  std::vector<OpCode> codes;
   OpCode *current = nullptr;
   llvm::DenseMap<Value, unsigned> currentSlots;
   std::string codeText;
@@ -771,7 +770,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
   }
   // The CUDA target's multi-tensor updates gather buffers across ops: it
   // prints straight.
-  printSteps(std::vector<OpCode>(codes.begin(), codes.end()), !cuda(), os);
+  printSteps(codes, !cuda(), os);
   // Results not written in place: (result, slot code, bytes) each.
   SmallVector<int64_t> copies;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -785,11 +784,13 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     }
     copies.append({int64_t(i), slotCode(v), memory::byteSize(v.getType())});
   }
-  if (!copies.empty())
-    os << "  for (const int64_t *c = " << decls.array(copies) << "; c < "
-       << decls.array(copies) << " + " << copies.size() << "; c += 3)\n"
+  if (!copies.empty()) {
+    std::string table = decls.array(copies);
+    os << "  for (const int64_t *c = " << table << "; c < " << table << " + "
+       << copies.size() << "; c += 3)\n"
        << (cuda() ? "    dtcg::copy(" : "    std::memcpy(")
        << "results[c[0]], slotAddress(arena, args, results, c[1]), c[2]);\n";
+  }
   os << "}\n\n";
   return success();
 }

@@ -86,12 +86,8 @@ static void printStraight(const OpCode &op, llvm::raw_ostream &os) {
 static std::vector<Run> findRuns(ArrayRef<OpCode> ops) {
   llvm::StringMap<unsigned> ids;
   std::vector<unsigned> seq;
-  for (const OpCode &op : ops) {
-    // Ops printed straight get ids of their own, from the top down.
-    unsigned next = ids.size();
-    seq.push_back(op.rollable ? ids.try_emplace(op.text, next).first->second
-                              : ~0u - seq.size());
-  }
+  for (const OpCode &op : ops)
+    seq.push_back(ids.try_emplace(op.text, ids.size()).first->second);
   std::vector<Run> runs;
   size_t n = seq.size();
   for (size_t i = 0; i < n;) {
@@ -183,19 +179,16 @@ static void printLabels(ArrayRef<OpCode> ops, const Run &run,
                         ArrayRef<size_t> labelOps, llvm::raw_ostream &os) {
   if (labelOps.empty())
     return;
-  auto at = [&](size_t iteration, size_t j) -> const OpCode & {
-    return opAt(ops, run, iteration, j);
-  };
   std::vector<std::string> patterns;
   std::vector<int64_t> fields;
   for (size_t j : labelOps) {
-    LabelParts first = splitLabel(at(0, j).label);
+    LabelParts first = splitLabel(opAt(ops, run, 0, j).label);
     std::vector<std::vector<int64_t>> numbers(first.numbers.size());
     bool even = true;
     for (size_t it = 0; it < run.count && even; ++it)
-      even = !StringRef(at(it, j).label).contains('\x01');
+      even = !StringRef(opAt(ops, run, it, j).label).contains('\x01');
     for (size_t it = 0; it < run.count && even; ++it) {
-      LabelParts parts = splitLabel(at(it, j).label);
+      LabelParts parts = splitLabel(opAt(ops, run, it, j).label);
       even = parts.text == first.text;
       for (size_t f = 0; f < numbers.size() && even; ++f)
         numbers[f].push_back(parts.numbers[f]);
@@ -227,16 +220,13 @@ static void printLabels(ArrayRef<OpCode> ops, const Run &run,
     for (size_t it = 0; it < run.count; ++it)
       for (size_t j : labelOps)
         os << (it || j != labelOps.front() ? ",\n      " : "\n      ")
-           << KernelEmitter::quoted(at(it, j).label);
+           << KernelEmitter::quoted(opAt(ops, run, it, j).label);
     os << "};\n";
   }
 }
 
 static void printRun(ArrayRef<OpCode> ops, const Run &run,
                      llvm::raw_ostream &os) {
-  auto at = [&](size_t iteration, size_t j) -> const OpCode & {
-    return opAt(ops, run, iteration, j);
-  };
   // What fills each op's holes: an expression over `i`, from a progression
   // or from the table `t` (a row per iteration) or the labels `l`.
   std::vector<std::vector<std::string>> slotFill(run.period);
@@ -262,12 +252,12 @@ static void printRun(ArrayRef<OpCode> ops, const Run &run,
     return "r[" + std::to_string(columns.size() - 1) + "]";
   };
   for (size_t j = 0; j < run.period; ++j) {
-    const OpCode &first = at(0, j);
+    const OpCode &first = opAt(ops, run, 0, j);
     for (size_t k = 0; k < first.slots.size(); ++k) {
       SmallVector<int64_t> values;
       bool sameKind = true;
       for (size_t it = 0; it < run.count; ++it) {
-        const BufferSlot &slot = at(it, j).slots[k];
+        const BufferSlot &slot = opAt(ops, run, it, j).slots[k];
         values.push_back(slot.index);
         sameKind &= slot.kind == first.slots[k].kind;
       }
@@ -288,7 +278,7 @@ static void printRun(ArrayRef<OpCode> ops, const Run &run,
       }
       std::vector<int64_t> codes;
       for (size_t it = 0; it < run.count; ++it) {
-        const BufferSlot &slot = at(it, j).slots[k];
+        const BufferSlot &slot = opAt(ops, run, it, j).slots[k];
         codes.push_back(slot.index * 4 + slot.kind);
       }
       slotFill[j].push_back("slotAddress(arena, args, results, " +
@@ -297,13 +287,15 @@ static void printRun(ArrayRef<OpCode> ops, const Run &run,
     SmallVector<int64_t> positions;
     bool sameLabel = true;
     for (size_t it = 0; it < run.count; ++it) {
-      positions.push_back(at(it, j).position);
-      sameLabel &= at(it, j).label == first.label;
+      positions.push_back(opAt(ops, run, it, j).position);
+      sameLabel &= opAt(ops, run, it, j).label == first.label;
     }
+    // (Only guarded ops print their position.)
+    bool printsPosition = StringRef(first.text).contains(positionHole());
     int64_t step;
-    if (isProgression(positions, step))
+    if (printsPosition && isProgression(positions, step))
       positionFill[j] = progression(positions[0], step);
-    else
+    else if (printsPosition)
       positionFill[j] = column({positions.begin(), positions.end()});
     if (!sameLabel) {
       labelRow[j] = labelOps.size();
@@ -327,7 +319,7 @@ static void printRun(ArrayRef<OpCode> ops, const Run &run,
   if (!columns.empty())
     os << "      const int64_t *r = t + i * " << columns.size() << ";\n";
   for (size_t j = 0; j < run.period; ++j) {
-    const OpCode &first = at(0, j);
+    const OpCode &first = opAt(ops, run, 0, j);
     os << "      // " << first.opName << "\n";
     std::string body = fillHoles(first.text, [&](StringRef hole) {
       if (hole == "L")
@@ -345,18 +337,15 @@ static void printRun(ArrayRef<OpCode> ops, const Run &run,
   os << "    }\n  }\n";
 }
 
-int64_t mlir::dtc::cpu::printSteps(ArrayRef<OpCode> ops, bool roll,
-                                   llvm::raw_ostream &os) {
-  int64_t rolled = 0;
+void mlir::dtc::cpu::printSteps(ArrayRef<OpCode> ops, bool roll,
+                                llvm::raw_ostream &os) {
   size_t next = 0;
   for (const Run &run : roll ? findRuns(ops) : std::vector<Run>()) {
     for (; next < run.start; ++next)
       printStraight(ops[next], os);
     printRun(ops, run, os);
     next = run.start + run.period * run.count;
-    rolled += run.period * run.count;
   }
   for (; next < ops.size(); ++next)
     printStraight(ops[next], os);
-  return rolled;
 }

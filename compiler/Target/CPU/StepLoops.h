@@ -32,9 +32,6 @@ struct BufferSlot {
   /// `args` / `results`.
   int64_t index;
 
-  bool operator==(const BufferSlot &other) const {
-    return kind == other.kind && index == other.index;
-  }
   /// A `void *`-convertible expression for the buffer's address.
   std::string expression() const;
 };
@@ -54,8 +51,6 @@ struct OpCode {
   std::string label;
   /// The op's position in its function (guard mode's live ranges).
   int64_t position = 0;
-  /// Whether the op may be printed inside a loop.
-  bool rollable = true;
 };
 
 std::string slotHole(unsigned k);
@@ -63,8 +58,8 @@ std::string labelHole();
 std::string positionHole();
 
 /// Prints `ops` in order: where `roll`, runs that repeat as loops; the rest
-/// straight. Returns the number of ops printed inside loops.
-int64_t printSteps(ArrayRef<OpCode> ops, bool roll, llvm::raw_ostream &os);
+/// straight.
+void printSteps(ArrayRef<OpCode> ops, bool roll, llvm::raw_ostream &os);
 
 } // namespace mlir::dtc::cpu
 
