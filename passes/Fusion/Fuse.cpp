@@ -462,9 +462,11 @@ void GroupFinder::grow(Group &group) {
         continue;
       // A kernel reads at most kMaxInputs buffers: the gradient norm's sum
       // over every parameter would otherwise be one kernel whose code grows
-      // with the model's depth. (The producer was added last and not grown
-      // from yet.)
-      if (countInputs(group) > kMaxInputs) {
+      // with the model's depth. A view that strides cannot express (a
+      // reshape merging dimensions a transpose separated) stays outside:
+      // the kernel reads its result. (The producer was added last and not
+      // grown from yet.)
+      if (countInputs(group) > kMaxInputs || !viewsExpressible(group)) {
         group.ops.pop_back();
         group.kind = kind;
         group.inShape = std::move(inShape);

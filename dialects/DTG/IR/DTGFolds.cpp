@@ -91,6 +91,52 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+
+/// transpose(matmul(a, b)) over the last two dimensions, the product's only
+/// use -> matmul(transpose(b), transpose(a)), as (A B)^T = B^T A^T. Gemm
+/// kernels read the new transposes through strides: the gradient of a
+/// weight the model transposes (x W^T) is computed in the weight's own
+/// layout instead of being computed transposed and then copied.
+struct TransposeOfMatMul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = op.getOperand().getDefiningOp<MatMulOp>();
+    if (!matmul || !matmul->hasOneUse())
+      return failure();
+    ArrayRef<int64_t> perm = op.getPerm();
+    int64_t rank = perm.size();
+    for (int64_t d = 0; d < rank - 2; ++d)
+      if (perm[d] != d)
+        return failure();
+    if (perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+      return failure();
+    // The new ops do the product's work: they keep its dtg markers (a
+    // backward op's operand transposes are backward too).
+    auto mark = [&](Operation *created) {
+      for (NamedAttribute attr : matmul->getDiscardableAttrs())
+        if (attr.getName().strref().starts_with("dtg."))
+          created->setAttr(attr.getName(), attr.getValue());
+    };
+    auto swapLast2 = [&](Value v) -> Value {
+      int64_t r = cast<RankedTensorType>(v.getType()).getRank();
+      SmallVector<int64_t> p = llvm::to_vector(llvm::seq<int64_t>(0, r));
+      std::swap(p[r - 2], p[r - 1]);
+      auto transpose = rewriter.create<TransposeOp>(op.getLoc(), v, p);
+      mark(transpose);
+      return transpose;
+    };
+    // At the product, not at the transpose: the transpose may come much
+    // later (where gradients are returned), and the operands would live
+    // until then.
+    rewriter.setInsertionPoint(matmul);
+    Value lhs = swapLast2(matmul.getRhs()), rhs = swapLast2(matmul.getLhs());
+    auto product = rewriter.create<MatMulOp>(matmul.getLoc(), lhs, rhs);
+    mark(product);
+    rewriter.replaceOp(op, product.getResult());
+    return success();
+  }
+};
 } // namespace
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -107,7 +153,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<ComposeTransposes>(context);
+  results.add<ComposeTransposes, TransposeOfMatMul>(context);
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor) {

@@ -180,6 +180,62 @@ func.func @transpose_inverse(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 
 // -----
 
+// Tests that the transpose of a product over its last two dimensions becomes
+// the product of the transposed operands in swapped order, (A B)^T = B^T A^T,
+// the product's dtg markers kept on the new ops, the product where it was
+// (not at the transpose, which can come much later); a transpose whose inner operand is itself a
+// transpose composes away (the weight gradient of x W^T: (X^T G)^T = G^T X).
+// CHECK-LABEL: func.func @transpose_of_matmul
+// CHECK-SAME: (%[[X:.+]]: tensor<6x4xf32>, %[[G:.+]]: tensor<6x5xf32>)
+// CHECK-NEXT: %[[GT:.+]] = dtg.transpose %[[G]] {dtg.backward, perm = array<i64: 1, 0>} : tensor<6x5xf32> -> tensor<5x6xf32>
+// CHECK-NEXT: %[[P:.+]] = dtg.matmul %[[GT]], %[[X]] {dtg.backward} : tensor<5x6xf32>, tensor<6x4xf32> -> tensor<5x4xf32>
+// CHECK-NEXT: %[[N:.+]] = dtg.neg %[[X]]
+// CHECK-NEXT: return %[[P]], %[[N]]
+func.func @transpose_of_matmul(%x: tensor<6x4xf32>, %g: tensor<6x5xf32>) -> (tensor<5x4xf32>, tensor<6x4xf32>) {
+  %0 = dtg.transpose %x {perm = array<i64: 1, 0>} : tensor<6x4xf32> -> tensor<4x6xf32>
+  %1 = dtg.matmul %0, %g {dtg.backward} : tensor<4x6xf32>, tensor<6x5xf32> -> tensor<4x5xf32>
+  %n = dtg.neg %x : tensor<6x4xf32>
+  %2 = dtg.transpose %1 {perm = array<i64: 1, 0>} : tensor<4x5xf32> -> tensor<5x4xf32>
+  return %2, %n : tensor<5x4xf32>, tensor<6x4xf32>
+}
+
+// -----
+
+// Tests that batch dimensions stay where they are and still broadcast: only
+// the last two swap ([3,2,4] x [4,5] -> [3,5,2] as [5,4] x [3,4,2]).
+// CHECK-LABEL: func.func @transpose_of_batched_matmul
+// CHECK-SAME: (%[[A:.+]]: tensor<3x2x4xf32>, %[[B:.+]]: tensor<4x5xf32>)
+// CHECK-DAG: %[[BT:.+]] = dtg.transpose %[[B]] {perm = array<i64: 1, 0>} : tensor<4x5xf32> -> tensor<5x4xf32>
+// CHECK-DAG: %[[AT:.+]] = dtg.transpose %[[A]] {perm = array<i64: 0, 2, 1>} : tensor<3x2x4xf32> -> tensor<3x4x2xf32>
+// CHECK: %[[P:.+]] = dtg.matmul %[[BT]], %[[AT]] : tensor<5x4xf32>, tensor<3x4x2xf32> -> tensor<3x5x2xf32>
+// CHECK-NEXT: return %[[P]]
+func.func @transpose_of_batched_matmul(%a: tensor<3x2x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5x2xf32> {
+  %0 = dtg.matmul %a, %b : tensor<3x2x4xf32>, tensor<4x5xf32> -> tensor<3x2x5xf32>
+  %1 = dtg.transpose %0 {perm = array<i64: 0, 2, 1>} : tensor<3x2x5xf32> -> tensor<3x5x2xf32>
+  return %1 : tensor<3x5x2xf32>
+}
+
+// -----
+
+// Tests that a product with another user, or a transpose that moves a batch
+// dimension, stays as it is (rewriting would compute the product twice, or
+// is not a transposed product).
+// CHECK-LABEL: func.func @transpose_of_matmul_kept
+// CHECK: %[[P:.+]] = dtg.matmul %arg0, %arg1
+// CHECK: %[[T:.+]] = dtg.transpose %[[P]] {perm = array<i64: 1, 0>}
+// CHECK: %[[Q:.+]] = dtg.matmul %arg2, %arg3
+// CHECK: %[[U:.+]] = dtg.transpose %[[Q]] {perm = array<i64: 1, 0, 2>}
+// CHECK: return %[[P]], %[[T]], %[[U]]
+func.func @transpose_of_matmul_kept(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>, %c: tensor<5x2x4xf32>, %d: tensor<5x4x3xf32>) -> (tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x5x3xf32>) {
+  %0 = dtg.matmul %a, %b : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  %1 = dtg.transpose %0 {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %2 = dtg.matmul %c, %d : tensor<5x2x4xf32>, tensor<5x4x3xf32> -> tensor<5x2x3xf32>
+  %3 = dtg.transpose %2 {perm = array<i64: 1, 0, 2>} : tensor<5x2x3xf32> -> tensor<2x5x3xf32>
+  return %0, %1, %3 : tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x5x3xf32>
+}
+
+// -----
+
 // Tests that a concat of one operand folds to it and one of two stays.
 // CHECK-LABEL: func.func @concat
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)

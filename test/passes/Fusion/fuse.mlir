@@ -48,6 +48,31 @@ func.func @gemm(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -
 
 // -----
 
+// Tests that a view strides cannot express (attention's heads transposed
+// back, then merged by a reshape) stays outside the kernel, which reads its
+// result, while the product still takes its epilogue and its transposed
+// weight: the view does not cost the whole kernel.
+// CHECK-LABEL: func.func @inexpressible_view
+// CHECK-SAME: (%[[H:.+]]: tensor<2x4x3x5xf32>, %[[W:.+]]: tensor<6x20xf32>, %[[B:.+]]: tensor<6xf32>)
+// CHECK: %[[T:.+]] = dtg.transpose %[[H]] {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: %[[R:.+]] = dtg.fusion "gemm"(%[[T]], %[[W]], %[[B]])
+// CHECK: dtg.reshape
+// CHECK: dtg.transpose
+// CHECK: dtg.matmul
+// CHECK: dtg.add
+// CHECK: dtg.yield
+// CHECK: return %[[R]]
+func.func @inexpressible_view(%h: tensor<2x4x3x5xf32>, %w: tensor<6x20xf32>, %b: tensor<6xf32>) -> tensor<2x3x6xf32> {
+  %t = dtg.transpose %h {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x5xf32> -> tensor<2x3x4x5xf32>
+  %x = dtg.reshape %t : tensor<2x3x4x5xf32> -> tensor<2x3x20xf32>
+  %wt = dtg.transpose %w {perm = array<i64: 1, 0>} : tensor<6x20xf32> -> tensor<20x6xf32>
+  %m = dtg.matmul %x, %wt : tensor<2x3x20xf32>, tensor<20x6xf32> -> tensor<2x3x6xf32>
+  %a = dtg.add %b, %m : tensor<6xf32>, tensor<2x3x6xf32> -> tensor<2x3x6xf32>
+  return %a : tensor<2x3x6xf32>
+}
+
+// -----
+
 // Tests that the gradient-norm chain (scale, square, sum, widen, add to the
 // running sum) becomes one reduction kernel that also returns the scaled
 // gradient, which has a user outside.
