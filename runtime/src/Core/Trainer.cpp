@@ -839,6 +839,22 @@ bool Trainer::saveOnnx(std::string &error) {
   return true;
 }
 
+/// An error every rank of a launch finds alike, before the ranks have
+/// joined a communicator: the first rank says it; the others wait before
+/// they end. (Had they ended at once, the launcher could abort the job,
+/// first rank included, before that rank's message got out: the launch
+/// would fail without a word.)
+static int failOnFirstRank(const std::string &error) {
+  const char *launcherRank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (launcherRank && std::string(launcherRank) != "0") {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return 1;
+  }
+  std::fprintf(stderr, "train: error: %s\n", error.c_str());
+  std::fflush(stderr);
+  return 1;
+}
+
 int Trainer::run(int argc, char **argv) {
   std::string error;
   auto fail = [&]() {
@@ -873,20 +889,11 @@ int Trainer::run(int argc, char **argv) {
       error = std::string(flag) + " is not available for a pipelined " +
               "program yet (pp=" + std::to_string(model.meshSizes[0]) +
               "): each rank holds one stage of the model";
-      const char *launcherRank = std::getenv("OMPI_COMM_WORLD_RANK");
-      if (launcherRank && std::string(launcherRank) != "0")
-        return 1;
-      std::fprintf(stderr, "train: error: %s\n", error.c_str());
-      return 1;
+      return failOnFirstRank(error);
     }
   }
-  if (!joinMesh(error)) {
-    // Every rank finds the same mismatch: the first says it.
-    const char *launcherRank = std::getenv("OMPI_COMM_WORLD_RANK");
-    if (launcherRank && std::string(launcherRank) != "0")
-      return 1;
-    return fail();
-  }
+  if (!joinMesh(error))
+    return failOnFirstRank(error); // every rank finds the same mismatch
   if (!checkOutputs(error) ||
       !resolveHyperparameters(model, options, hypers, notes, error) ||
       !allocate(error) || !loadWeights(error) || !openData(error))
