@@ -101,8 +101,8 @@ DTCK_HD inline double scheduledLr(double peak, double floor, int64_t k,
 
 } // namespace scalar
 
-/// Elements an optimizer update copies into locals at a time.
-constexpr int64_t kUpdateBlock = 256;
+/// Elements of an optimizer update a thread takes at a time.
+constexpr int64_t kUpdateBlock = 4096;
 
 /// One torch.optim.SGD step: g = grad + wd * param; with momentum the buffer
 /// becomes g (first step) or momentum * buf + (1 - dampening) * g, and the
@@ -147,22 +147,18 @@ adamWUpdate(const Shape &s, const T *param, const T *grad, const T *expAvg,
   int64_t blocks = (n + kUpdateBlock - 1) / kUpdateBlock;
   DTCK_PARALLEL_FOR(n)
   for (int64_t b = 0; b < blocks; ++b) {
-    // Through local copies: the state is updated in place (newParam may be
-    // param), and a loop over seven pointers that may alias is past what
-    // GCC versions for vectorization; over locals it vectorizes.
+    // The state is updated in place (newParam may be param, and so on), but
+    // element k is read before it is written and by no other iteration:
+    // ivdep tells GCC so, and the loop over seven pointers that may alias
+    // vectorizes (without it GCC keeps it scalar; through local copies it
+    // vectorized at 1.6x this loop's time with AVX-512).
     int64_t begin = b * kUpdateBlock;
-    int64_t size = std::min(kUpdateBlock, n - begin);
-    T p[kUpdateBlock], g[kUpdateBlock], m[kUpdateBlock], v[kUpdateBlock];
-    std::copy(param + begin, param + begin + size, p);
-    std::copy(grad + begin, grad + begin + size, g);
-    std::copy(expAvg + begin, expAvg + begin + size, m);
-    std::copy(expAvgSq + begin, expAvgSq + begin + size, v);
-    for (int64_t k = 0; k < size; ++k)
-      scalar::adamWStep(p[k], g[k], m[k], v[k], lrV, b1, b2, epsV, wd, stepSize,
-                        bc2Sqrt, p[k], m[k], v[k]);
-    std::copy(p, p + size, newParam + begin);
-    std::copy(m, m + size, newExpAvg + begin);
-    std::copy(v, v + size, newExpAvgSq + begin);
+    int64_t end = std::min(n, begin + kUpdateBlock);
+#pragma GCC ivdep
+    for (int64_t k = begin; k < end; ++k)
+      scalar::adamWStep(param[k], grad[k], expAvg[k], expAvgSq[k], lrV, b1, b2,
+                        epsV, wd, stepSize, bc2Sqrt, newParam[k], newExpAvg[k],
+                        newExpAvgSq[k]);
   }
 }
 
