@@ -10,6 +10,7 @@
 #include "dialects/Dist/IR/DistOps.h"
 
 #include "passes/Analysis/CostModel.h"
+#include "passes/Cleanup/Passes.h"
 #include "passes/CommScheduling/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/Memory/Passes.h"
@@ -346,6 +347,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     pm.addPass(createBuildTrainStepPass(training));
     if (cmd.precision.precision != "fp32")
       pm.addPass(createMixedPrecisionPass(cmd.precision));
+    pm.addNestedPass<func::FuncOp>(createFoldConstantsPass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     if (tp > 1) {
@@ -687,6 +689,10 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   pm.addPass(createBuildTrainStepPass(training));
   if (precision.precision != "fp32")
     pm.addPass(createMixedPrecisionPass(precision));
+  // The gradients' constant arithmetic (the exponent c - 1 of pow's
+  // derivative), which kernels would otherwise compute at run time and
+  // read as a buffer: a libm pow per element where x * x was asked.
+  pm.addNestedPass<func::FuncOp>(createFoldConstantsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (tp > 1) {
