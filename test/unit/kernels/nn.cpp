@@ -691,6 +691,31 @@ TEST(MatMul, BlasPaths) {
   }
 }
 
+// Small float products with 8, 16 or 32 columns (attention's per-head
+// products; held in vectors of 8 where the rows come four at a time) sum in
+// float, over the contracted dimension in order: the same bits as one
+// float accumulator per element, rows four at a time or not (m = 8, 6).
+TEST(MatMul, SmallProductsInOrder) {
+  for (int64_t n : {8, 16, 32})
+    for (int64_t m : {8, 6}) {
+      int64_t k = 12;
+      Shape sa{3, {2, m, k}}, sb{2, {k, n}}, sy{3, {2, m, n}};
+      std::vector<float> a = ramp(sa, 37, 23, 11, 8);
+      std::vector<float> b = ramp(sb, 29, 19, 9, 4), y(sy.numel());
+      matmul<float>(sa, sb, sy, a.data(), b.data(), y.data());
+      for (int64_t bi = 0; bi < 2; ++bi)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float acc = 0;
+            for (int64_t p = 0; p < k; ++p)
+              acc += a[(bi * m + i) * k + p] * b[p * n + j];
+            ASSERT_EQ(y[(bi * m + i) * n + j], acc)
+                << "n " << n << " m " << m << " element " << bi << "," << i
+                << "," << j;
+          }
+    }
+}
+
 // Integer products wrap like the interpreter's: 100 + 100 + 1 is -55 in i8.
 TEST(MatMul, IntegersWrap) {
   Shape sa{2, {2, 3}}, sb{2, {3, 1}}, sy{2, {2, 1}};
