@@ -256,6 +256,16 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   return merged;
 }
 
+/// Clean-up of the built training step: the gradients' constant
+/// arithmetic folded (the exponent c - 1 of pow's derivative, which kernels
+/// would otherwise compute at run time and read as a buffer: a libm pow per
+/// element where x * x was asked), then canonicalization and CSE.
+static void addStepCleanup(PassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createFoldConstantsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
                             int64_t dp, int64_t tp, int64_t pp,
                             int64_t microBatches, StringRef schedule,
@@ -347,9 +357,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     pm.addPass(createBuildTrainStepPass(training));
     if (cmd.precision.precision != "fp32")
       pm.addPass(createMixedPrecisionPass(cmd.precision));
-    pm.addNestedPass<func::FuncOp>(createFoldConstantsPass());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
+    addStepCleanup(pm);
     if (tp > 1) {
       PropagateShardingPassOptions propagation;
       propagation.sequenceParallel = cmd.sequenceParallel;
@@ -689,12 +697,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   pm.addPass(createBuildTrainStepPass(training));
   if (precision.precision != "fp32")
     pm.addPass(createMixedPrecisionPass(precision));
-  // The gradients' constant arithmetic (the exponent c - 1 of pow's
-  // derivative), which kernels would otherwise compute at run time and
-  // read as a buffer: a libm pow per element where x * x was asked.
-  pm.addNestedPass<func::FuncOp>(createFoldConstantsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  addStepCleanup(pm);
   if (tp > 1) {
     // Tensor parallelism: shardings spread from the plan's through every
     // op of the steps, then each function becomes the rank's program.

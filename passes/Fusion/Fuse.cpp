@@ -466,7 +466,9 @@ void GroupFinder::grow(Group &group) {
       // reshape merging dimensions a transpose separated) stays outside:
       // the kernel reads its result. (The producer was added last and not
       // grown from yet.)
-      if (countInputs(group) > kMaxInputs || !viewsExpressible(group)) {
+      Operation *added = group.ops.back().first;
+      if (countInputs(group) > kMaxInputs ||
+          (dtg::isFusibleView(added) && !viewsExpressible(group))) {
         group.ops.pop_back();
         group.kind = kind;
         group.inShape = std::move(inShape);
