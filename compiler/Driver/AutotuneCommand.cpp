@@ -285,7 +285,14 @@ struct Tuner {
     perLayer(&ProxyFigures::gradients, c.layerGradients, c.restGradients);
     perLayer(&ProxyFigures::optimizer, c.layerOptimizer, c.restOptimizer);
     perLayer(&ProxyFigures::saved, c.layerSaved, c.restSaved);
-    c.workspace = std::max(x11->workspace, x21->workspace);
+    for (int accumulating : {0, 1}) {
+      const ProxyFigures &one = accumulating ? *x12 : *x11;
+      const ProxyFigures &two = accumulating ? *x22 : *x21;
+      c.layerWorkspace[accumulating] =
+          layers > 0 ? two.workspace - one.workspace : 0;
+      c.restWorkspace[accumulating] =
+          one.workspace - c.layerWorkspace[accumulating];
+    }
     c.inputs = x11->inputs;
     c.carriedBytes = repeated ? double(repeated->carriedBytes) : 0;
     costs[key] = c;
@@ -591,15 +598,18 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
                     });
 
   // Confirm the best few on the whole model; the winner is the fastest
-  // confirmed to fit.
+  // confirmed to fit. While none of those planned whole fits, the next
+  // best are planned too (the estimate's peak can fall short of the whole
+  // plan's), within --confirm-seconds and three times --confirm.
   auto confirmStart = Clock::now();
   const AutotuneCandidate *winner = nullptr;
   int64_t confirmed = 0, tried = 0;
   std::vector<const AutotuneCandidate *> failedConfirm;
   bool outOfTime = false;
   for (const AutotuneCandidate *cp : ranked) {
-    if (!cp->fits || confirmed >= options.confirm ||
-        tried >= 3 * std::max<int64_t>(options.confirm, 1))
+    if (!cp->fits || options.confirm == 0 ||
+        (confirmed >= options.confirm && winner) ||
+        tried >= 3 * options.confirm)
       break;
     if (options.confirmSeconds > 0 &&
         secondsSince(confirmStart) >= options.confirmSeconds) {
@@ -736,7 +746,16 @@ int mlir::dtc::runAutotuneCommand(const AutotuneCommandOptions &options,
                       "({2})",
                       devices, tuner.limitSource, gibText(tuner.limit))
             .str();
-    if (smallest)
+    if (confirmed > 0 && fitting > 0)
+      message +=
+          llvm::formatv("; the {0} whose estimates fit were planned whole and "
+                        "none fits (the best, {1}, peaks at {2}): a larger "
+                        "--confirm or --confirm-seconds plans more of the {3} "
+                        "that fit by estimate",
+                        confirmed, ranked.front()->flags(),
+                        gibText(ranked.front()->confirmedPeakBytes), fitting)
+              .str();
+    else if (smallest)
       message += llvm::formatv("; the smallest peak, {0}, is {1}'s: the "
                                "model needs more devices or a larger memory",
                                gibText(smallest->peakBytes), smallest->flags())

@@ -98,8 +98,16 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
                                (perStage * layerSaved + restSaved));
   c.stateBytes = states;
   c.activationBytes = activations;
-  c.peakBytes = states + activations + clamp(costs.workspace) * b +
-                clamp(costs.inputs) * b;
+  // The workspace of the stage's layers: at one micro-batch it scales with
+  // the micro-batch's size; what accumulating gradients adds does not.
+  auto workspaceAt = [&](int accumulating) {
+    return clamp(perStage * costs.layerWorkspace[accumulating] +
+                 costs.restWorkspace[accumulating]);
+  };
+  double workspace = workspaceAt(0) * b;
+  if (c.microBatches > 1)
+    workspace += clamp(workspaceAt(1) - workspaceAt(0));
+  c.peakBytes = states + activations + workspace + clamp(costs.inputs) * b;
   double limit = limitBytes > 0 ? limitBytes : profile.memoryCapacity;
   c.fits = limit <= 0 || c.peakBytes <= limit;
 
@@ -121,24 +129,37 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
 
   double exposed = 0;
   if (c.dp > 1) {
-    // Rank 0's data-parallel group: ranks 0, tp, ..., (dp - 1) tp.
+    // Rank 0's data-parallel group: ranks 0, tp, ..., (dp - 1) tp, run
+    // hierarchically where it holds several ranks of each of several nodes,
+    // otherwise as one ring over the slowest link it crosses.
+    SmallVector<int64_t> group;
+    for (int64_t i = 0; i < c.dp; ++i)
+      group.push_back(i * c.tp);
+    GroupPlacement where = placeGroup(group, profile.devicesPerNode);
     const DeviceProfile::Link &link =
         linkBetween(profile, 0, (c.dp - 1) * c.tp);
     double share = (dp - 1) / dp;
     double eff = profile.networkEfficiency;
+    // One collective of the group on a buffer of `buffer` bytes (an
+    // all-reduce's or reduce-scatter's operand, an all-gather's result).
+    auto collective = [&](CollectiveKind kind, double buffer) {
+      if (where.isHierarchical())
+        return estimateHierarchicalCollectiveSeconds(kind, where, buffer,
+                                                     profile);
+      double sent =
+          share * buffer * (kind == CollectiveKind::AllReduce ? 2 : 1);
+      return estimateCollectiveSeconds(kind, c.dp, sent, link, eff);
+    };
     // ZeRO 2 and 3 keep only their block of each gradient, so every
     // micro-batch's gradients are reduce-scattered (DeepSpeed's ZeRO 2
     // does the same); ZeRO 1 reduce-scatters the accumulated gradients
     // once; each stage > 0 gathers the updated parameters.
     double reduce =
         c.zero == 0
-            ? estimateCollectiveSeconds(CollectiveKind::AllReduce, c.dp,
-                                        2 * share * gradsWhole, link, eff)
-            : (c.zero >= 2 ? m : 1.0) * estimateCollectiveSeconds(
-                                            CollectiveKind::ReduceScatter, c.dp,
-                                            share * gradsWhole, link, eff) +
-                  estimateCollectiveSeconds(CollectiveKind::AllGather, c.dp,
-                                            share * params, link, eff);
+            ? collective(CollectiveKind::AllReduce, gradsWhole)
+            : (c.zero >= 2 ? m : 1.0) *
+                      collective(CollectiveKind::ReduceScatter, gradsWhole) +
+                  collective(CollectiveKind::AllGather, params);
     // The compiler starts the gradients' reduction as buckets fill, but
     // the micro-batch loop ends before most of it can run beside the
     // backward (a call is a barrier): counted as waited for, as the whole
@@ -147,10 +168,9 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
     if (c.zero >= 3)
       // Each micro-batch gathers the stage's parameters for the forward
       // and again for the backward.
-      exposed += 2 * m *
-                 estimateCollectiveSeconds(
-                     CollectiveKind::AllGather, c.dp,
-                     share * params * precisionBits / 32.0, link, eff);
+      exposed +=
+          2 * m *
+          collective(CollectiveKind::AllGather, params * precisionBits / 32.0);
   }
   if (c.pp > 1) {
     // A middle stage sends each micro-batch's activation on and its

@@ -80,11 +80,15 @@ struct LayerCosts {
   /// Model FLOPs of one rank.
   LayerSplit flops;
   /// Bytes of one rank (per step: m = 1 only): parameters (with state),
-  /// gradients, optimizer state, saved activations, and the workspace
-  /// (the largest proxy's arena beyond activations and gradients).
+  /// gradients, optimizer state, saved activations.
   double layerParams = 0, restParams = 0, layerGradients = 0, restGradients = 0,
          layerOptimizer = 0, restOptimizer = 0, layerSaved = 0, restSaved = 0,
-         workspace = 0, inputs = 0;
+         inputs = 0;
+  /// The workspace (the arena beyond activations and gradients) per layer
+  /// and for the rest, at one micro-batch ([0]) and at two or more ([1]:
+  /// each micro-batch's gradients then take buffers of their own before
+  /// they are added up, a layer's worth per layer).
+  double layerWorkspace[2] = {0, 0}, restWorkspace[2] = {0, 0};
   /// Bytes one layer hands the next (a pipeline send per micro-batch
   /// sample), 16-bit parameter copies per parameter byte (bf16/fp16: 0.5).
   double carriedBytes = 0;

@@ -254,11 +254,44 @@ private:
     return node(first) == node(last) ? profile.intraNode : profile.interNode;
   }
 
-  /// Seconds `op` keeps the link busy; nullopt if it is no collective.
+  /// How this rank's group over `axes` lies on the nodes.
+  GroupPlacement placementOf(StringRef axes) {
+    auto it = placements.find(axes);
+    if (it != placements.end())
+      return it->second;
+    SmallVector<StringRef> names;
+    axes.split(names, '+');
+    SmallVector<int64_t> ranks;
+    int64_t c[3] = {coords[0], coords[1], coords[2]};
+    // Every coordinate of the group's axes, the others this rank's.
+    std::function<void(unsigned)> enumerate = [&](unsigned i) {
+      if (i == names.size()) {
+        ranks.push_back((c[0] * sizes[1] + c[1]) * sizes[2] + c[2]);
+        return;
+      }
+      int a = axisIndex(names[i]);
+      for (c[a] = 0; c[a] < sizes[a]; ++c[a])
+        enumerate(i + 1);
+      c[a] = coords[a];
+    };
+    enumerate(0);
+    return placements[axes] = placeGroup(ranks, profile.devicesPerNode);
+  }
+
+  /// Seconds `op` keeps the link busy; nullopt if it is no collective. A
+  /// group with several ranks in each of several nodes runs
+  /// hierarchically; any other as one ring over the slowest link it
+  /// crosses.
   std::optional<double> collectiveSeconds(Operation *op) {
     std::optional<CollectiveBytes> bytes = collectiveBytes(op, sizes, coords);
     if (!bytes)
       return std::nullopt;
+    if (bytes->kind != CollectiveKind::Send) {
+      GroupPlacement where = placementOf(bytes->axes);
+      if (where.isHierarchical())
+        return estimateHierarchicalCollectiveSeconds(
+            bytes->kind, where, double(bytes->tensorBytes), profile);
+    }
     return estimateCollectiveSeconds(bytes->kind, bytes->groupSize,
                                      double(bytes->bytes), linkOf(bytes->axes),
                                      profile.networkEfficiency);
@@ -316,6 +349,7 @@ private:
   /// asynchronous collective ends.
   double now = 0, linkFree = 0;
   DenseMap<Value, double> done;
+  llvm::StringMap<GroupPlacement> placements;
 };
 } // namespace
 

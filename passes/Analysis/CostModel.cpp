@@ -539,6 +539,51 @@ double mlir::dtc::estimateCollectiveSeconds(CollectiveKind kind,
   return messages * link.latencyS + (rate > 0 ? bytesSent / rate : 0);
 }
 
+GroupPlacement mlir::dtc::placeGroup(ArrayRef<int64_t> ranks,
+                                     int64_t devicesPerNode) {
+  llvm::SmallDenseMap<int64_t, int64_t> perNode;
+  for (int64_t rank : ranks)
+    ++perNode[rank / std::max<int64_t>(1, devicesPerNode)];
+  GroupPlacement g;
+  g.nodes = std::max<int64_t>(1, int64_t(perNode.size()));
+  g.ranksPerNode = perNode.empty() ? 1 : perNode.begin()->second;
+  for (auto &[node, count] : perNode)
+    if (count != g.ranksPerNode)
+      g.ranksPerNode = 0;
+  return g;
+}
+
+double mlir::dtc::estimateHierarchicalCollectiveSeconds(
+    CollectiveKind kind, GroupPlacement placement, double bufferBytes,
+    const DeviceProfile &p) {
+  int64_t k = placement.ranksPerNode, nodes = placement.nodes;
+  // One ring of n ranks over `link` on a buffer of `buffer` bytes: what a
+  // rank sends is (n - 1)/n of it, twice for an all-reduce.
+  auto ring = [&](CollectiveKind ringKind, int64_t n, double buffer,
+                  const DeviceProfile::Link &link) {
+    double sent = double(n - 1) / double(n) * buffer *
+                  (ringKind == CollectiveKind::AllReduce ? 2 : 1);
+    return estimateCollectiveSeconds(ringKind, n, sent, link,
+                                     p.networkEfficiency);
+  };
+  // The reduce-scatter and the all-gather inside a node move the same.
+  double inside =
+      ring(CollectiveKind::ReduceScatter, k, bufferBytes, p.intraNode);
+  double block = bufferBytes / double(k);
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return 2 * inside +
+           ring(CollectiveKind::AllReduce, nodes, block, p.interNode);
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllGather:
+    return inside + ring(kind, nodes, block, p.interNode);
+  case CollectiveKind::Send:
+    break;
+  }
+  return estimateCollectiveSeconds(kind, 2, bufferBytes, p.interNode,
+                                   p.networkEfficiency);
+}
+
 FailureOr<DeviceProfile>
 mlir::dtc::parseDeviceProfile(const llvm::json::Value &value,
                               std::string &error) {

@@ -30,6 +30,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
@@ -145,6 +146,37 @@ double estimateCollectiveSeconds(CollectiveKind kind, int64_t groupSize,
                                  double bytesSent,
                                  const DeviceProfile::Link &link,
                                  double networkEfficiency);
+
+/// How a collective's group lies on the nodes: `nodes` nodes holding
+/// `ranksPerNode` of its ranks each (ranksPerNode 0: nodes hold different
+/// counts).
+struct GroupPlacement {
+  int64_t ranksPerNode = 1, nodes = 1;
+  /// True when the group spans nodes with more than one rank in each: NCCL
+  /// then runs it hierarchically (see estimateCollectiveSeconds below).
+  bool isHierarchical() const { return ranksPerNode > 1 && nodes > 1; }
+};
+
+/// Where the ranks `ranks` lie when each node holds `devicesPerNode`
+/// consecutive ranks.
+GroupPlacement placeGroup(llvm::ArrayRef<int64_t> ranks,
+                          int64_t devicesPerNode);
+
+/// Seconds of one collective over a group that spans nodes with k =
+/// placement.ranksPerNode of its ranks in each of G = placement.nodes, on a
+/// buffer of `bufferBytes` (an all-reduce's or a reduce-scatter's operand,
+/// an all-gather's result), as ../shared/REFERENCE.md's hierarchical
+/// all-reduce runs it: a ring reduce-scatter over the k ranks inside each
+/// node (the intra-node link), a ring all-reduce across the G nodes of the
+/// 1/k block each rank holds, the k ranks of a node each on its own
+/// inter-node link at once, and a ring all-gather inside the node. A
+/// reduce-scatter is the first two phases (a reduce-scatter across nodes),
+/// an all-gather the last two (an all-gather across nodes first). Each ring
+/// is priced by estimateCollectiveSeconds above.
+double estimateHierarchicalCollectiveSeconds(CollectiveKind kind,
+                                             GroupPlacement placement,
+                                             double bufferBytes,
+                                             const DeviceProfile &p);
 
 /// How many times longer kernels take because a node's devices share its
 /// cores: devicesPerNode x threads / coresPerNode, at least 1.

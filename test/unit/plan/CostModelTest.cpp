@@ -334,6 +334,68 @@ TEST(CollectiveTimeTest, AlphaBeta) {
             0);
 }
 
+// Where a group lies: nodes of 8 consecutive ranks. A data-parallel group
+// at tp 2 (ranks 0, 2, ..., 30) holds 4 ranks of each of 4 nodes; at tp 8
+// one rank of each node; a tensor-parallel group is inside one node.
+TEST(CollectiveTimeTest, GroupPlacement) {
+  SmallVector<int64_t> dpAtTp2, dpAtTp8, tp8;
+  for (int64_t i = 0; i < 16; ++i)
+    dpAtTp2.push_back(2 * i);
+  for (int64_t i = 0; i < 4; ++i)
+    dpAtTp8.push_back(8 * i + 3);
+  for (int64_t i = 0; i < 8; ++i)
+    tp8.push_back(8 + i);
+  GroupPlacement a = placeGroup(dpAtTp2, 8);
+  EXPECT_EQ(a.ranksPerNode, 4);
+  EXPECT_EQ(a.nodes, 4);
+  EXPECT_TRUE(a.isHierarchical());
+  GroupPlacement b = placeGroup(dpAtTp8, 8);
+  EXPECT_EQ(b.ranksPerNode, 1);
+  EXPECT_EQ(b.nodes, 4);
+  EXPECT_FALSE(b.isHierarchical());
+  GroupPlacement c = placeGroup(tp8, 8);
+  EXPECT_EQ(c.ranksPerNode, 8);
+  EXPECT_EQ(c.nodes, 1);
+  EXPECT_FALSE(c.isHierarchical());
+  // Ranks 6..9: 2 in node 0, 2 in node 1; ranks 5..9: 3 and 2 (uneven).
+  EXPECT_EQ(placeGroup({6, 7, 8, 9}, 8).ranksPerNode, 2);
+  EXPECT_EQ(placeGroup({5, 6, 7, 8, 9}, 8).ranksPerNode, 0);
+}
+
+// REFERENCE.md's hierarchical all-reduce of S bytes over k ranks in each of
+// G nodes, written out: a ring reduce-scatter inside the node, (k - 1)
+// alpha_i + (k - 1)/k S / beta_i; a ring all-reduce of S/k across the
+// nodes, 2(G - 1) alpha_e + 2(G - 1)/G (S/k) / beta_e; a ring all-gather
+// inside the node, as the reduce-scatter. The k ranks of a node each send
+// on their own inter-node link, so the inter-node phase moves S/k, not S.
+TEST(CollectiveTimeTest, Hierarchical) {
+  DeviceProfile p;
+  p.intraNode = {300e9, 2e-6};
+  p.interNode = {25e9, 5e-6};
+  p.networkEfficiency = 0.8;
+  double bi = 300e9 * 0.8, be = 25e9 * 0.8;
+  double S = 6.6e9;
+  GroupPlacement g{8, 4}; // a data-parallel group of 32 at tp 1
+  double inside = 7 * 2e-6 + 7.0 / 8 * S / bi;
+  EXPECT_NEAR(
+      estimateHierarchicalCollectiveSeconds(CollectiveKind::AllReduce, g, S, p),
+      2 * inside + 2 * 3 * 5e-6 + 2 * 3.0 / 4 * (S / 8) / be, 1e-12);
+  EXPECT_NEAR(estimateHierarchicalCollectiveSeconds(
+                  CollectiveKind::ReduceScatter, g, S, p),
+              inside + 3 * 5e-6 + 3.0 / 4 * (S / 8) / be, 1e-12);
+  EXPECT_NEAR(
+      estimateHierarchicalCollectiveSeconds(CollectiveKind::AllGather, g, S, p),
+      inside + 3 * 5e-6 + 3.0 / 4 * (S / 8) / be, 1e-12);
+  // Against one ring of 32 over the inter-node link (every byte through
+  // one rank's link): 2 x 31/32 S / be = 0.64 s; hierarchically 0.110 s.
+  double flat = estimateCollectiveSeconds(CollectiveKind::AllReduce, 32,
+                                          2.0 * 31 / 32 * S, p.interNode, 0.8);
+  EXPECT_NEAR(flat, 0.6396, 1e-3);
+  EXPECT_NEAR(
+      estimateHierarchicalCollectiveSeconds(CollectiveKind::AllReduce, g, S, p),
+      0.1100, 1e-3);
+}
+
 /// The error parsing `text` gives ("" if it parses).
 std::string parseError(StringRef text) {
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
