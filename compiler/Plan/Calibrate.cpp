@@ -1,28 +1,36 @@
 //===- Calibrate.cpp - measure this machine into a device profile ---------===//
 //
 // Microbenchmarks of the CPU target's kernels (the header-only library the
-// generated code includes), run in-process. Each rate divides the FLOPs
-// that estimateOpCost counts for the very op a kernel implements (parsed
-// from dtg IR at the benchmark's shapes) by the best of several timings, so
+// generated code includes), built as the CPU target builds a train program
+// (dtcrt/calibrate/Microbench.h, the host compiler with -O3 -march=native
+// and the target's other flags) and run in a child process, so that they
+// time the code a generated program runs. Each rate divides the FLOPs that
+// estimateOpCost counts for the very op a kernel implements (parsed from
+// dtg IR at the benchmark's shapes) by the best of several timings, so
 // noise from other processes on the machine inflates no figure.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Plan/Calibrate.h"
 
+#include "compiler/Target/HostBuild.h"
+#include "compiler/Target/TargetInfo.h"
 #include "dialects/DTG/IR/DTGOps.h"
 
-#include "dtcrt/kernels/Elementwise.h"
-#include "dtcrt/kernels/NN.h"
-#include "dtcrt/kernels/Reduction.h"
-#include "dtcrt/kernels/Shape.h"
+#include "dtcrt/calibrate/Microbench.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -40,51 +48,13 @@ using namespace mlir::dtc;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using dtcrt::calibrate::kExpSize;
+using dtcrt::calibrate::kGemmSizes;
+using dtcrt::calibrate::kTriadSize;
+using dtcrt::calibrate::kVectorIters;
 
-/// The best time of `body` over repetitions that together take about
-/// `budgetS` seconds (at least 3, after one warm-up run).
-template <typename F> double bestSeconds(F body, double budgetS = 0.25) {
-  body();
-  double best = std::numeric_limits<double>::infinity();
-  auto start = Clock::now();
-  for (int reps = 0;
-       reps < 3 ||
-       (reps < 10000 &&
-        std::chrono::duration<double>(Clock::now() - start).count() < budgetS);
-       ++reps) {
-    auto t0 = Clock::now();
-    body();
-    best = std::min(best,
-                    std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
-}
-
-/// Keeps a value alive so that the loop computing it is not removed.
-volatile float sink;
-
-/// Multiply-adds on 64 independent float lanes in registers, `iters` times;
-/// 128 FLOPs per iteration. Compiled with the flags of the rest of dtc,
-/// which like the generated code's (-O2, no -march) target baseline x86-64.
-float multiplyAddLoop(int64_t iters, float m, float c) {
-  float acc[64];
-  for (int j = 0; j < 64; ++j)
-    acc[j] = 1.0f + float(j) * 1e-3f;
-  for (int64_t i = 0; i < iters; ++i)
-    for (int j = 0; j < 64; ++j)
-      acc[j] = acc[j] * m + c;
-  float s = 0;
-  for (float a : acc)
-    s += a;
-  return s;
-}
-
-/// The dtg ops whose kernels are timed, at the timed shapes.
-constexpr int64_t kGemmSizes[] = {64, 128, 256, 512, 1024};
-constexpr int64_t kExpSize = 1 << 16;
-constexpr int64_t kRows = 256, kCols = 256;
-
+/// The dtg ops whose kernels are timed, at the timed shapes (the
+/// microbenchmarks' own: kGemmSizes, kExpSize, kRows x kCols).
 std::string benchmarkIR() {
   std::string s = "func.func @bench(";
   for (int64_t n : kGemmSizes)
@@ -111,16 +81,89 @@ std::string benchmarkIR() {
   return s;
 }
 
-/// Runs `body` with OpenMP's thread count set to `threads`, then restores it.
-template <typename F> void withThreads(int threads, F body) {
-#ifdef _OPENMP
-  int saved = omp_get_max_threads();
-  omp_set_num_threads(threads);
-  body();
-  omp_set_num_threads(saved);
-#else
-  body();
-#endif
+/// Builds the microbenchmarks as the CPU target builds a program (said on
+/// `progress`), runs them with `threads` threads and returns their timings
+/// by name; failure with `error` set.
+FailureOr<llvm::StringMap<double>>
+timeKernels(int threads, llvm::raw_ostream &progress, std::string &error) {
+  SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("dtc-calibrate", dir)) {
+    error = "cannot create a temporary folder for the microbenchmarks";
+    return failure();
+  }
+  auto removeDir =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(dir); });
+  auto inDir = [&](StringRef name) {
+    SmallString<128> path(dir);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+  std::string source = inDir("microbench.cpp"), program = inDir("microbench"),
+              output = inDir("timings.txt"), buildLog = inDir("build.log");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(source, ec);
+    if (ec) {
+      error = "cannot write '" + source + "': " + ec.message();
+      return failure();
+    }
+    os << "#include \"dtcrt/calibrate/Microbench.h\"\n"
+          "#include <cstdlib>\n"
+          "int main(int argc, char **argv) {\n"
+          "  dtcrt::calibrate::runMicrobenchmarks(argc > 1 ? "
+          "std::atoi(argv[1]) : 1);\n"
+          "  return 0;\n"
+          "}\n";
+  }
+  HostBuild build = cpuHostBuild("native");
+  std::string log;
+  if (!buildHostProgram(build, source, program, buildLog, log)) {
+    error = "cannot build the microbenchmarks: " + log;
+    return failure();
+  }
+  progress << "  kernels built as the CPU target builds a program: "
+           << build.compiler;
+  for (const std::string &flag : build.compileFlags)
+    if (!StringRef(flag).starts_with("-I"))
+      progress << " " << flag;
+  progress << "\n";
+  std::string threadsText = std::to_string(threads);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(output),
+                                          std::nullopt};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(program, {program, threadsText},
+                                     std::nullopt, redirects, 0, 0, &message);
+  auto text = llvm::MemoryBuffer::getFile(output);
+  if (rc != 0 || !text) {
+    error = "the microbenchmarks failed" +
+            (message.empty() ? llvm::formatv(" (exit status {0})", rc).str()
+                             : ": " + message);
+    return failure();
+  }
+  llvm::StringMap<double> timings;
+  SmallVector<StringRef> lines;
+  (*text)->getBuffer().split(lines, '\n', -1, false);
+  for (StringRef line : lines) {
+    auto [name, value] = line.split(' ');
+    double seconds = 0;
+    if (value.trim().getAsDouble(seconds)) {
+      error = ("the microbenchmarks printed '" + line + "'").str();
+      return failure();
+    }
+    timings[name] = seconds;
+  }
+  for (StringRef name : {"fork", "call", "vector", "triad", "conv", "exp",
+                         "layer_norm", "softmax"})
+    if (!timings.count(name)) {
+      error = ("the microbenchmarks printed no '" + name + "' timing").str();
+      return failure();
+    }
+  for (int64_t n : kGemmSizes)
+    if (!timings.count("matmul_" + std::to_string(n))) {
+      error = "the microbenchmarks printed no matmul timing";
+      return failure();
+    }
+  return timings;
 }
 
 } // namespace
@@ -201,155 +244,64 @@ FailureOr<DeviceProfile> mlir::dtc::calibrateCpu(int threads,
                            load);
   }
 
-  withThreads(threads, [&] {
-    // Kernel overhead: the fixed cost of one kernel call (the mean time of
-    // add, reduce_sum, transpose, layer_norm, softmax and matmul kernels on
-    // 4x8 tensors, whose work takes nanoseconds), plus the fork and join of
-    // an empty parallel region.
-    double fork = bestSeconds([&] {
-                    for (int i = 0; i < 100; ++i) {
-#pragma omp parallel num_threads(threads)
-                      { sink = sink + 0.0f; }
-                    }
-                  }) /
-                  100;
-    double tiny = 0;
-    {
-      float x[32], y[32], w[8], z[32];
-      for (int i = 0; i < 32; ++i)
-        x[i] = float(i) * 0.125f;
-      for (float &v : w)
-        v = 1.0f;
-      dtck::Shape s{2, {4, 8}}, st{2, {8, 4}}, sk{2, {4, 1}}, sv{1, {8}},
-          sm{2, {8, 8}};
-      const int64_t perm[] = {1, 0};
-      auto perCall = [&](auto body) {
-        return bestSeconds([&] {
-                 for (int i = 0; i < 100; ++i)
-                   body();
-               }) /
-               100;
-      };
-      double times[] = {
-          perCall([&] { dtck::add(s, s, s, x, y, z); }),
-          perCall([&] { dtck::reduceSum(s, sk, x, y); }),
-          perCall([&] { dtck::transpose(s, st, x, perm, y); }),
-          perCall([&] { dtck::layerNorm(s, sv, sv, x, w, w, 1, 1e-5, y); }),
-          perCall([&] { dtck::softmax(s, x, 1, y); }),
-          perCall([&] { dtck::matmul(s, sm, s, x, z, y); })};
-      for (double t : times)
-        tiny += t / double(std::size(times));
-    }
-    p.kernelOverheadS = tiny + fork;
-    log << llvm::formatv("  kernel overhead: {0:f2} us (call {1:f2} us, "
-                         "fork/join {2:f2} us)\n",
-                         (tiny + fork) * 1e6, tiny * 1e6, fork * 1e6);
+  FailureOr<llvm::StringMap<double>> timed = timeKernels(threads, log, error);
+  if (failed(timed))
+    return failure();
+  const llvm::StringMap<double> &t = *timed;
 
-    // Vector peak.
-    const int64_t iters = 1 << 20;
-    double vec = bestSeconds([&] {
-#pragma omp parallel num_threads(threads)
-      {
-        float r = multiplyAddLoop(iters, 0.999f, 1e-3f);
-#pragma omp critical
-        sink = sink + r;
-      }
-    });
-    p.peakVectorFlops = double(threads) * double(iters) * 128 / vec;
-    log << llvm::formatv("  vector peak (multiply-add loop): {0:f2} GFLOP/s\n",
-                         p.peakVectorFlops * 1e-9);
+  // Kernel overhead: the fixed cost of one kernel call (kernels on 4x8
+  // tensors, whose work takes nanoseconds), plus the fork and join of an
+  // empty parallel region.
+  p.kernelOverheadS = t.lookup("call") + t.lookup("fork");
+  log << llvm::formatv("  kernel overhead: {0:f2} us (call {1:f2} us, "
+                       "fork/join {2:f2} us)\n",
+                       p.kernelOverheadS * 1e6, t.lookup("call") * 1e6,
+                       t.lookup("fork") * 1e6);
 
-    // Memory bandwidth: a = b + s * c over 3 x 64 MiB.
-    {
-      const int64_t n = int64_t(1) << 24;
-      std::vector<float> a(n), b(n), c(n);
-#pragma omp parallel for num_threads(threads)
-      for (int64_t i = 0; i < n; ++i) {
-        a[i] = 0;
-        b[i] = 1;
-        c[i] = 2;
-      }
-      float *pa = a.data();
-      const float *pb = b.data(), *pc = c.data();
-      double t = bestSeconds(
-          [&] {
-#pragma omp parallel for num_threads(threads)
-            for (int64_t i = 0; i < n; ++i)
-              pa[i] = pb[i] + 0.5f * pc[i];
-          },
-          0.4);
-      p.memoryBandwidth = 3.0 * 4.0 * double(n) / t;
-      log << llvm::formatv("  memory bandwidth (triad, 192 MiB): {0:f2} GB/s\n",
-                           p.memoryBandwidth * 1e-9);
-    }
+  // Vector peak: the multiply-add loop on every thread.
+  p.peakVectorFlops =
+      double(threads) * double(kVectorIters) * 128 / t.lookup("vector");
+  log << llvm::formatv("  vector peak (multiply-add loop): {0:f2} GFLOP/s\n",
+                       p.peakVectorFlops * 1e-9);
 
-    // GEMM: dtck::matmul at each size.
-    std::vector<double> rates;
-    for (auto [i, n] : llvm::enumerate(kGemmSizes)) {
-      std::vector<float> a(n * n, 0.5f), y(n * n);
-      dtck::Shape s{2, {n, n}};
-      double t = bestSeconds(
-          [&] { dtck::matmul(s, s, s, a.data(), a.data(), y.data()); });
-      rates.push_back(costs[i].flops / t);
-      log << llvm::formatv("  matmul {0}x{0}x{0}: {1:f2} GFLOP/s\n", n,
-                           rates.back() * 1e-9);
-    }
-    p.peakGemmFlops = *std::max_element(rates.begin(), rates.end());
-    std::vector<double> sorted = rates;
-    std::sort(sorted.begin(), sorted.end());
-    p.efficiency.gemm = sorted[sorted.size() / 2] / p.peakGemmFlops;
+  // Memory bandwidth: a = b + s * c over 3 arrays.
+  p.memoryBandwidth = 3.0 * 4.0 * double(kTriadSize) / t.lookup("triad");
+  log << llvm::formatv("  memory bandwidth (triad, {0} MiB): {1:f2} GB/s\n",
+                       3 * 4 * kTriadSize >> 20, p.memoryBandwidth * 1e-9);
 
-    // Convolution: 3x3, 32 -> 64 channels, 32x32 images, batch 4.
-    {
-      std::vector<float> x(4 * 32 * 32 * 32, 0.25f), w(64 * 32 * 9, 0.5f),
-          y(4 * 64 * 32 * 32);
-      dtck::Shape sx{4, {4, 32, 32, 32}}, sw{4, {64, 32, 3, 3}},
-          sy{4, {4, 64, 32, 32}};
-      const int64_t strides[] = {1, 1}, pads[] = {1, 1, 1, 1},
-                    dilations[] = {1, 1};
-      double t = bestSeconds([&] {
-        dtck::conv(sx, sw, sy, x.data(), w.data(),
-                   static_cast<const float *>(nullptr), strides, pads,
-                   dilations, 1, y.data());
-      });
-      double rate = convCost.flops / t;
-      p.efficiency.conv = std::min(1.0, rate / p.peakGemmFlops);
-      log << llvm::formatv("  conv 3x3 32->64 @32x32 (batch 4): {0:f2} "
-                           "GFLOP/s\n",
-                           rate * 1e-9);
-    }
+  // GEMM: dtck::matmul at each size.
+  std::vector<double> rates;
+  for (auto [i, n] : llvm::enumerate(kGemmSizes)) {
+    rates.push_back(costs[i].flops / t.lookup("matmul_" + std::to_string(n)));
+    log << llvm::formatv("  matmul {0}x{0}x{0}: {1:f2} GFLOP/s\n", n,
+                         rates.back() * 1e-9);
+  }
+  p.peakGemmFlops = *std::max_element(rates.begin(), rates.end());
+  std::vector<double> sorted = rates;
+  std::sort(sorted.begin(), sorted.end());
+  p.efficiency.gemm = sorted[sorted.size() / 2] / p.peakGemmFlops;
 
-    // Elementwise: exp over 256 KiB (cache-resident).
-    {
-      std::vector<float> x(kExpSize, 0.5f), y(kExpSize);
-      dtck::Shape s{1, {kExpSize}};
-      double t = bestSeconds([&] { dtck::exp(s, x.data(), y.data()); });
-      double rate = expCost.flops / t;
-      p.efficiency.elementwise = std::min(1.0, rate / p.peakVectorFlops);
-      log << llvm::formatv("  exp (65536 floats): {0:f2} GFLOP/s counted\n",
-                           rate * 1e-9);
-    }
+  // Convolution: 3x3, 32 -> 64 channels, 32x32 images, batch 4.
+  double conv = convCost.flops / t.lookup("conv");
+  p.efficiency.conv = std::min(1.0, conv / p.peakGemmFlops);
+  log << llvm::formatv("  conv 3x3 32->64 @32x32 (batch 4): {0:f2} "
+                       "GFLOP/s\n",
+                       conv * 1e-9);
 
-    // Reductions: layer_norm and softmax of 256 rows of 256.
-    {
-      std::vector<float> x(kRows * kCols), v(kCols, 1.0f), y(kRows * kCols);
-      for (auto [i, e] : llvm::enumerate(x))
-        e = float(i % 97) * 0.01f;
-      dtck::Shape s{2, {kRows, kCols}}, sv{1, {kCols}};
-      double tln = bestSeconds([&] {
-        dtck::layerNorm(s, sv, sv, x.data(), v.data(), v.data(), 1, 1e-5,
-                        y.data());
-      });
-      double tsm =
-          bestSeconds([&] { dtck::softmax(s, x.data(), 1, y.data()); });
-      double ln = lnCost.flops / tln, sm = smCost.flops / tsm;
-      p.efficiency.reduction = std::min(1.0, (ln + sm) / 2 / p.peakVectorFlops);
-      log << llvm::formatv("  layer_norm 256x256: {0:f2} GFLOP/s counted\n",
-                           ln * 1e-9);
-      log << llvm::formatv("  softmax 256x256: {0:f2} GFLOP/s counted\n",
-                           sm * 1e-9);
-    }
-  });
+  // Elementwise: exp over 256 KiB (cache-resident).
+  double exp = expCost.flops / t.lookup("exp");
+  p.efficiency.elementwise = std::min(1.0, exp / p.peakVectorFlops);
+  log << llvm::formatv("  exp ({0} floats): {1:f2} GFLOP/s counted\n", kExpSize,
+                       exp * 1e-9);
+
+  // Reductions: layer_norm and softmax of 256 rows of 256.
+  double ln = lnCost.flops / t.lookup("layer_norm"),
+         sm = smCost.flops / t.lookup("softmax");
+  p.efficiency.reduction = std::min(1.0, (ln + sm) / 2 / p.peakVectorFlops);
+  log << llvm::formatv("  layer_norm 256x256: {0:f2} GFLOP/s counted\n",
+                       ln * 1e-9);
+  log << llvm::formatv("  softmax 256x256: {0:f2} GFLOP/s counted\n",
+                       sm * 1e-9);
   p.efficiency.memory = 1;
   log << llvm::formatv("  efficiency: gemm {0:f3}, conv {1:f3}, elementwise "
                        "{2:f3}, reduction {3:f3}\n",

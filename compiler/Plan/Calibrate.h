@@ -12,7 +12,9 @@ namespace mlir::dtc {
 
 /// Measures the CPU this runs on with `threads` OpenMP threads (0: OpenMP's
 /// default) into a `cpu` device profile, by microbenchmarks of the CPU
-/// target's own kernels (runtime/include/dtcrt/kernels) and of plain loops:
+/// target's own kernels (runtime/include/dtcrt/kernels) and of plain loops,
+/// built as the CPU target builds a generated program (cpuHostBuild at
+/// -march=native: dtcrt/calibrate/Microbench.h) and run in a child process:
 ///
 /// - GEMM peak: the best rate of dtck::matmul over square products of 64 to
 ///   1024; efficiency.gemm the median over those sizes of rate / peak (how

@@ -60,6 +60,13 @@ struct CPUTargetOptions {
 std::unique_ptr<TargetInfo>
 createCPUTargetInfo(const CPUTargetOptions &options = {});
 
+struct HostBuild;
+/// How the CPU target builds a program for `arch` (its -march): the host
+/// compiler, its flags, the runtime's headers and libraries. `dtc
+/// calibrate` builds its microbenchmarks the same way, so that they time
+/// the code the generated programs run.
+HostBuild cpuHostBuild(StringRef arch);
+
 /// Options of the CUDA target.
 struct CUDATargetOptions {
   /// Build with the host compiler under the emulation header (no GPU, no

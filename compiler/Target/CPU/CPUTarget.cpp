@@ -326,6 +326,36 @@ void CppProgramTarget::emitWrappers(llvm::raw_ostream &os, StringRef entry,
     emitWrapper("evalStep", "eval_step");
 }
 
+HostBuild mlir::dtc::cpuHostBuild(StringRef arch) {
+  HostBuild build;
+  build.compiler = DTC_HOST_CXX;
+  // -ffp-contract=off: no fused multiply-adds the source does not ask
+  // for, so results do not depend on -march. -fno-trapping-math: nothing
+  // reads the floating-point exception flags, so a select between two
+  // computed values (a clamp, a branch-free exp or erf) may run as a
+  // vector blend; without it GCC keeps such loops scalar on AVX2.
+  // -fno-math-errno: nothing reads errno after a math function either, so
+  // a square root is one instruction instead of a test and a libm call
+  // for negative operands, and loops with one (AdamW's) vectorize.
+  // Results are the same bits.
+  build.compileFlags = {"-std=c++17",
+                        "-O3",
+                        "-ffp-contract=off",
+                        "-fno-trapping-math",
+                        "-fno-math-errno",
+                        "-fopenmp",
+                        "-w",
+                        "-march=" + arch.str(),
+                        "-I" DTC_RUNTIME_INCLUDE_DIR};
+  build.linkFlags = {"-fopenmp"};
+  build.libraries = {DTC_RUNTIME_LIBRARY};
+  SmallVector<StringRef> libs;
+  StringRef(DTC_RUNTIME_LINK_LIBRARIES).split(libs, ' ', -1, false);
+  for (StringRef lib : libs)
+    build.libraries.push_back(lib.str());
+  return build;
+}
+
 namespace {
 class CPUTargetInfo : public CppProgramTarget {
   CPUTargetOptions options;
@@ -337,32 +367,7 @@ public:
 
   bool buildExecutable(StringRef source, StringRef output,
                        std::string &log) override {
-    HostBuild build;
-    build.compiler = DTC_HOST_CXX;
-    // -ffp-contract=off: no fused multiply-adds the source does not ask
-    // for, so results do not depend on -march. -fno-trapping-math: nothing
-    // reads the floating-point exception flags, so a select between two
-    // computed values (a clamp, a branch-free exp or erf) may run as a
-    // vector blend; without it GCC keeps such loops scalar on AVX2.
-    // -fno-math-errno: nothing reads errno after a math function either, so
-    // a square root is one instruction instead of a test and a libm call
-    // for negative operands, and loops with one (AdamW's) vectorize.
-    // Results are the same bits.
-    build.compileFlags = {"-std=c++17",
-                          "-O3",
-                          "-ffp-contract=off",
-                          "-fno-trapping-math",
-                          "-fno-math-errno",
-                          "-fopenmp",
-                          "-w",
-                          "-march=" + options.arch,
-                          "-I" DTC_RUNTIME_INCLUDE_DIR};
-    build.linkFlags = {"-fopenmp"};
-    build.libraries = {DTC_RUNTIME_LIBRARY};
-    SmallVector<StringRef> libs;
-    StringRef(DTC_RUNTIME_LINK_LIBRARIES).split(libs, ' ', -1, false);
-    for (StringRef lib : libs)
-      build.libraries.push_back(lib.str());
+    HostBuild build = cpuHostBuild(options.arch);
     // The tools' output, kept when the build fails.
     SmallString<128> logFile;
     llvm::sys::fs::createTemporaryFile("dtc-build", "log", logFile);
