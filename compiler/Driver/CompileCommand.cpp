@@ -192,12 +192,13 @@ static LogicalResult verifyTransfers(ArrayRef<ModuleOp> stages) {
 
 /// The plan of a pipeline: each stage's plan.json, its ranks' entries
 /// taken from its own plan, the totals summed, and the schedule's bubble.
-static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
-                                         ArrayRef<double> stageSeconds,
-                                         StringRef schedule, int64_t pp,
-                                         int64_t virtualStages,
-                                         int64_t microBatches,
-                                         int64_t sharedParameters) {
+/// `sharing` is how many times longer kernels take because ranks share
+/// cores (coreSharing of the profile).
+static llvm::json::Value
+mergeStagePlans(ArrayRef<llvm::json::Value> plans,
+                ArrayRef<double> stageSeconds, StringRef schedule, int64_t pp,
+                int64_t virtualStages, int64_t microBatches,
+                int64_t sharedParameters, double sharing) {
   using llvm::json::Array;
   using llvm::json::Object;
   Object merged = *plans.front().getAsObject();
@@ -233,10 +234,16 @@ static llvm::json::Value mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   // (p - 1) / m of the ideal time (../shared/REFERENCE.md): the slowest
   // stage's compute, stretched by the fill and drain of the pipeline.
   double bubble = double(pp - 1) / double(virtualStages * microBatches);
-  // The slowest stage's breakdown, and the time its bubble adds.
+  // The slowest stage's breakdown, and the time its bubble adds. Where
+  // ranks share cores (a CPU host running more ranks than it has cores),
+  // the stage times assume every rank busy at once; a stage waiting for
+  // another yields its core (MpiChannel sleeps), so the cores stay busy
+  // with the others' work: the step is the stage's shared time unless the
+  // schedule's critical path at unshared speed is longer.
   Object predicted = std::move(slowestPredicted);
-  double stepTime = slowest * (1 + bubble);
-  predicted["bubble_s"] = slowest * bubble;
+  double stepTime =
+      std::max(slowest, slowest / std::max(1.0, sharing) * (1 + bubble));
+  predicted["bubble_s"] = stepTime - slowest;
   predicted["mfu"] = stepTime > 0 ? peakSeconds / (double(pp) * stepTime) : 0;
   int64_t globalBatch = *merged.getInteger("global_batch");
   predicted["step_time_s"] = stepTime;
@@ -432,8 +439,9 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
         arenaBytes,
         step->getAttrOfType<IntegerAttr>(memory::kArenaBytes).getInt());
   }
-  llvm::json::Value merged = mergeStagePlans(
-      plans, stageSeconds, schedule, pp, virtualStages, microBatches, shared);
+  llvm::json::Value merged =
+      mergeStagePlans(plans, stageSeconds, schedule, pp, virtualStages,
+                      microBatches, shared, coreSharing(profile));
   merged.getAsObject()->try_emplace("op_stages", std::move(opStages));
   if (cmd.planOnly) {
     *cmd.planResult = ownedCopy(merged);

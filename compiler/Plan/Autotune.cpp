@@ -124,8 +124,15 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
   if (c.zero >= 1)
     update /= dp;
   c.computeSeconds = m * perMicro + update;
+  // The schedule's bubble; where ranks share cores, only what the
+  // critical path at unshared speed adds beyond the shared compute (as
+  // plan.json prices it: a waiting stage yields its core to the others).
   c.bubbleSeconds =
       c.pp > 1 ? double(c.pp - 1) / double(c.virtualStages) * perMicro : 0;
+  double sharing = coreSharing(profile);
+  if (sharing > 1)
+    c.bubbleSeconds = std::max(
+        0.0, (c.computeSeconds + c.bubbleSeconds) / sharing - c.computeSeconds);
 
   double exposed = 0;
   if (c.dp > 1) {

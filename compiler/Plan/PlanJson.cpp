@@ -213,7 +213,9 @@ commBytesPerStep(func::FuncOp func, const int64_t sizes[3],
 /// (estimateCollectiveSeconds over the slowest link of their group). A
 /// synchronous collective stops the kernels until it ends; an asynchronous
 /// one (dist.*_start) runs beside them, and its dist.wait stops them only
-/// if it has not ended yet. A dist.recv costs nothing here: the pipeline's
+/// if it has not ended yet, except on a CPU host whose cores the ranks
+/// fill (collectivesTakeKernelTime), where every collective stops them. A
+/// dist.recv costs nothing here: the pipeline's
 /// waits for other stages are its bubble, priced apart.
 namespace {
 struct StepTime {
@@ -321,7 +323,8 @@ private:
         linkFree = start + *seconds;
         time.communication += *seconds;
         if (isa<dist::AllReduceStartOp, dist::AllGatherStartOp,
-                dist::ReduceScatterStartOp>(op)) {
+                dist::ReduceScatterStartOp>(op) &&
+            !collectivesTakeKernelTime(profile)) {
           done[op.getResult(0)] = linkFree;
           continue;
         }

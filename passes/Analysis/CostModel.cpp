@@ -421,6 +421,11 @@ double mlir::dtc::coreSharing(const DeviceProfile &p) {
                            double(p.coresPerNode));
 }
 
+bool mlir::dtc::collectivesTakeKernelTime(const DeviceProfile &p) {
+  return p.coresPerNode > 0 &&
+         p.devicesPerNode * std::max<int64_t>(1, p.threads) >= p.coresPerNode;
+}
+
 //===----------------------------------------------------------------------===//
 // Device profiles
 //===----------------------------------------------------------------------===//

@@ -117,7 +117,8 @@ struct DeviceProfile {
   /// node.
   Link intraNode, interNode;
   int64_t devicesPerNode = 1;
-  /// Cores of a node (0: not stated). When a node's devices (ranks) times
+  /// Cores of a node (0: not stated; stated only for CPU hosts, whose
+  /// devices are ranks on the cores). When a node's devices (ranks) times
   /// their threads exceed its cores, they share them: every kernel takes
   /// that many times longer (ranks oversubscribing a CPU host).
   int64_t coresPerNode = 0;
@@ -181,6 +182,14 @@ double estimateHierarchicalCollectiveSeconds(CollectiveKind kind,
 /// How many times longer kernels take because a node's devices share its
 /// cores: devicesPerNode x threads / coresPerNode, at least 1.
 double coreSharing(const DeviceProfile &p);
+
+/// True when `p` is a CPU host whose ranks keep every core busy
+/// (coresPerNode stated, devicesPerNode x threads >= coresPerNode): the CPU
+/// runtime moves a collective on, asynchronous or not, on its rank's own
+/// kernel thread (between kernels: runtime/src/Comm/Collectives.h), so a
+/// collective's copies and reductions take that thread's time, and no core
+/// is left over to run them beside the kernels.
+bool collectivesTakeKernelTime(const DeviceProfile &p);
 
 /// Roofline time of `op` on `p`: max(compute seconds, bytes / (bandwidth x
 /// memory efficiency)) + the kernel overhead for kernel ops, times

@@ -7,7 +7,8 @@ time plan.json predicts (compile runs the same passes and cost model as
 predicted ranking of plans matching the measured one. This script
 
 1. measures this machine with `dtc calibrate --threads 1` (one thread per
-   rank, as the runs below use), unless --profile names a profile;
+   rank, as the runs below use; MPI over the plans' rank counts), unless
+   --profile names a profile;
 2. exports the examples (examples/*/make_example.py, training data);
 3. for each plan, compiles it with --device-profile (the prediction:
    at a rank count beyond the profile's devices_per_node, a copy of the
@@ -17,8 +18,9 @@ predicted ranking of plans matching the measured one. This script
    all-reduces over N ranks (mpi_all_reduce), when it has them;
    plan.json's predicted.step_time_s, and its split into compute and
    exposed communication), runs `mpirun -np N OUT/train` with
-   OMP_NUM_THREADS=1 for --steps steps and takes the median step_time_s
-   of the steps after the first two;
+   OMP_NUM_THREADS=1 for --steps steps, --rounds times with the plans
+   alternating, and takes the median step_time_s of every round's steps
+   after its first two;
 4. prints one line per plan (predicted, measured, predicted / measured)
    and how many are within 25%, then, per rank count with several plans,
    whether the predicted order of the plans is the measured one.
@@ -71,6 +73,21 @@ PLANS = {
                 ["--global-batch", "8", "--micro-batch", "1", "--mesh",
                  "1x1x4"]),
 }
+
+#: The -np 8 plans: the GPT at 8 layers and 8 heads (so that pp and tp
+#: reach 8), a global batch of 16.
+GPT8 = ["--vocab", "512", "--seq", "64", "--hidden", "256", "--layers", "8",
+        "--heads", "8"]
+for name, mesh, extra in [
+        ("gpt8-dp8", "8x1x1", []),
+        ("gpt8-dp8-zero3", "8x1x1", ["--zero", "3"]),
+        ("gpt8-tp2-dp4", "4x2x1", []),
+        ("gpt8-pp2-dp4", "4x1x2", ["--micro-batch", "1"]),
+        ("gpt8-2x2x2", "2x2x2", ["--micro-batch", "1"]),
+        ("gpt8-tp8", "1x8x1", []),
+        ("gpt8-pp8", "1x1x8", ["--micro-batch", "1"])]:
+    PLANS[name] = ("gpt", GPT8, ["tokens", "targets"], 8,
+                   ["--global-batch", "16", "--mesh", mesh] + extra)
 
 
 def run(cmd, env=None):
@@ -126,17 +143,24 @@ def main():
                         "measure this machine with dtc calibrate --threads 1)")
     parser.add_argument("--plans", default=",".join(PLANS))
     parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--max-ranks", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="runs of each plan, the plans alternating; "
+                        "the measured figure is the median over every "
+                        "round's steps after the first two")
+    parser.add_argument("--max-ranks", type=int, default=8)
     args = parser.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory(prefix="dtc-plan-accuracy-") as tmp:
         profile = args.profile
         if not profile:
             profile = os.path.join(tmp, "profile.json")
-            run([args.dtc, "calibrate", "--threads", "1", "-o", profile],
+            ranks = sorted({PLANS[n][3] for n in args.plans.split(",")
+                            if 1 < PLANS[n][3] <= args.max_ranks})
+            run([args.dtc, "calibrate", "--threads", "1", "-o", profile,
+                 "--mpi-ranks", ",".join(map(str, ranks)) or "none"],
                 env=env)
         exported = {}
-        rows = []
+        compiled = []
         for name in args.plans.split(","):
             example, sizes, inputs, ranks, flags = PLANS[name]
             if ranks > args.max_ranks:
@@ -159,24 +183,34 @@ def main():
             with open(os.path.join(out, "plan.json")) as f:
                 predicted = json.load(f)["predicted"]
             data = ",".join(f"{i}={model}/train/{i}.npy" for i in inputs)
-            log = os.path.join(out, "log.jsonl")
-            cmd = [f"{out}/train", "--data", data, "--steps",
-                   str(args.steps), "--log-jsonl", log]
-            if ranks > 1:
-                cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root",
-                       "-np", str(ranks), "-x", "OMP_NUM_THREADS=1", "-x",
-                       "OPENBLAS_NUM_THREADS=1"] + cmd
-            run(cmd, env=env)
-            with open(log) as f:
-                times = [json.loads(line)["step_time_s"] for line in f]
-            measured = statistics.median(times[2:])
+            compiled.append((name, ranks, out, data, predicted))
+        # Rounds: every plan once per round, so that a slow spell of the
+        # machine falls on all of them alike.
+        times = {name: [] for name, *_ in compiled}
+        for round in range(args.rounds):
+            for name, ranks, out, data, predicted in compiled:
+                log = os.path.join(out, f"log-{round}.jsonl")
+                cmd = [f"{out}/train", "--data", data, "--steps",
+                       str(args.steps), "--log-jsonl", log]
+                if ranks > 1:
+                    cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root",
+                           "-np", str(ranks), "-x", "OMP_NUM_THREADS=1", "-x",
+                           "OPENBLAS_NUM_THREADS=1"] + cmd
+                run(cmd, env=env)
+                with open(log) as f:
+                    times[name] += [json.loads(line)["step_time_s"]
+                                    for line in f][2:]
+        rows = []
+        for name, ranks, out, data, predicted in compiled:
+            measured = statistics.median(times[name])
             ratio = predicted["step_time_s"] / measured
             rows.append((name, ranks, predicted, measured, ratio))
             print(f"{name:16} -np {ranks}  predicted "
                   f"{predicted['step_time_s'] * 1e3:9.2f} ms (compute "
                   f"{predicted.get('compute_s', 0) * 1e3:8.2f}, exposed "
                   f"communication "
-                  f"{predicted.get('exposed_communication_s', 0) * 1e3:7.2f},"
+                  f"{predicted.get('exposed_communication_s', 0) * 1e3:7.2f}"
+                  f" of {predicted.get('communication_s', 0) * 1e3:7.2f},"
                   f" bubble {predicted.get('bubble_s', 0) * 1e3:7.2f})  "
                   f"measured {measured * 1e3:9.2f} ms  ratio {ratio:5.2f}",
                   flush=True)
