@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 
@@ -83,12 +84,21 @@ bool dtcrt::writeCheckpointTensors(const std::string &tmp,
                                    std::string &error) {
   if (!createFolders(tmp, error))
     return false;
+  // DTC_CHECKPOINT_PAUSE_MS: storage that takes this long after the first
+  // file, so that a test can kill a rank while its checkpoint is half
+  // written (test/e2e/pipeline-checkpoint.test).
+  static const long pauseMs = [] {
+    const char *text = std::getenv("DTC_CHECKPOINT_PAUSE_MS");
+    return text ? std::max(0L, std::strtol(text, nullptr, 10)) : 0L;
+  }();
   for (size_t i = 0; i < tensors.size(); ++i) {
     const CheckpointTensor &t = tensors[i];
     std::string file = prefix + tensorFileName(i, t.name);
     if (!writeNpyFile(joinPath(tmp, file), t.dtype, t.shape, t.data, t.bytes,
                       error))
       return false;
+    if (i == 0 && pauseMs > 0)
+      usleep(useconds_t(pauseMs) * 1000);
     std::vector<int64_t> offsets(t.shape.size(), 0);
     JsonObjectWriter entry;
     entry.str("name", t.name)

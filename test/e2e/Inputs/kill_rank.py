@@ -1,10 +1,13 @@
 """Starts a compiled program on several ranks, then kills or stops one.
 
 Usage: kill_rank.py --np N --rank R --signal KILL|STOP [--limit S]
-                    [--after-steps K] -- TRAIN ARGS...
+                    [--after-steps K] [--when-exists GLOB]
+                    [--env NAME=VALUE ...] -- TRAIN ARGS...
 
-Runs `mpirun -np N TRAIN ARGS... --log-jsonl LOG`, waits until the run has
-logged K steps (default 1: it is in its training loop), sends the signal to the process
+Runs `mpirun -np N TRAIN ARGS... --log-jsonl LOG` (with each NAME=VALUE in
+the ranks' environment), waits until the run has
+logged K steps (default 1: it is in its training loop) and, with
+--when-exists, until a path matching GLOB exists, sends the signal to the process
 of rank R (the process of this job's mpirun that runs TRAIN with
 OMPI_COMM_WORLD_RANK=R in /proc/PID/environ), and waits at
 most S seconds (default 60) for the whole job to end. Prints what mpirun and
@@ -13,6 +16,7 @@ after S s" (and kills the job). A job that ends by itself is what a dead or
 hung rank must cause: every rank ends, never a hang.
 """
 import argparse
+import glob
 import os
 import signal
 import subprocess
@@ -68,12 +72,15 @@ def main(argv):
     parser.add_argument("--signal", choices=["KILL", "STOP"], required=True)
     parser.add_argument("--limit", type=float, default=60)
     parser.add_argument("--after-steps", type=int, default=1)
+    parser.add_argument("--when-exists")
+    parser.add_argument("--env", action="append", default=[])
     args = parser.parse_args(argv[1:split])
     train, rest = argv[split + 1], argv[split + 2:]
     log = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
+    exports = [x for e in args.env for x in ("-x", e)]
     job = subprocess.Popen(
-        ["mpirun", "--oversubscribe", "-np", str(args.np), train, *rest,
-         "--log-jsonl", log],
+        ["mpirun", "--oversubscribe", "-np", str(args.np), *exports, train,
+         *rest, "--log-jsonl", log],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and job.poll() is None:
@@ -81,6 +88,9 @@ def main(argv):
             if f.read().count("\n") >= args.after_steps:
                 break
         time.sleep(0.05)
+    while (args.when_exists and time.time() < deadline and job.poll() is None
+           and not glob.glob(args.when_exists)):
+        time.sleep(0.01)
     pid = rank_pid(train, args.rank, job.pid)
     if pid is None or job.poll() is not None:
         job.kill()
