@@ -93,20 +93,30 @@ bool dtcrt::writeCheckpointTensors(const std::string &tmp,
   }();
   for (size_t i = 0; i < tensors.size(); ++i) {
     const CheckpointTensor &t = tensors[i];
+    bool split = t.splitDim >= 0;
+    const std::vector<int64_t> &stored = split ? t.blockShape : t.shape;
     std::string file = prefix + tensorFileName(i, t.name);
-    if (!writeNpyFile(joinPath(tmp, file), t.dtype, t.shape, t.data, t.bytes,
+    if (!writeNpyFile(joinPath(tmp, file), t.dtype, stored, t.data, t.bytes,
                       error))
       return false;
     if (i == 0 && pauseMs > 0)
       usleep(useconds_t(pauseMs) * 1000);
-    std::vector<int64_t> offsets(t.shape.size(), 0);
+    std::vector<int64_t> offsets(stored.size(), 0);
     JsonObjectWriter entry;
     entry.str("name", t.name)
         .str("role", t.role)
         .str("dtype", dtypeName(t.dtype))
-        .raw("shape", jsonShape(t.shape))
-        .str("sharding", "replicated")
-        .raw("offsets", jsonShape(offsets))
+        .raw("shape", jsonShape(t.shape));
+    if (split) {
+      offsets[size_t(t.splitDim)] = t.block * stored[size_t(t.splitDim)];
+      entry.str("sharding", "split")
+          .integer("split_dim", t.splitDim)
+          .integer("blocks", t.blocks)
+          .raw("block_shape", jsonShape(stored));
+    } else {
+      entry.str("sharding", "replicated");
+    }
+    entry.raw("offsets", jsonShape(offsets))
         .str("file", file)
         .str("checksum", checksumText(t.data, t.bytes));
     entries.push_back(entry.finish());
@@ -135,8 +145,13 @@ bool dtcrt::finishCheckpoint(
   for (const auto &h : hyper)
     hypers.num(h.first, h.second);
   JsonObjectWriter manifest;
+  // Version 2 has split tensors; without them it is version 1's format.
+  bool split =
+      std::any_of(entries.begin(), entries.end(), [](const std::string &e) {
+        return e.find("\"sharding\": \"split\"") != std::string::npos;
+      });
   manifest.str("format", kFormat)
-      .integer("version", 1)
+      .integer("version", split ? 2 : 1)
       .str("model", modelName)
       .integer("step", position.step)
       .integer("data_position", position.dataPosition)
@@ -266,6 +281,22 @@ static bool stringMember(const JsonValue &object, const char *key,
   return true;
 }
 
+/// Reads member `key` of `object` as a list of integers.
+static bool shapeMember(const JsonValue &object, const char *key,
+                        std::vector<int64_t> &out) {
+  const JsonValue *v = object.get(key);
+  if (!v || v->kind != JsonValue::Kind::Array)
+    return false;
+  out.clear();
+  for (const JsonValue &d : v->array) {
+    int64_t x;
+    if (!d.asInt64(x))
+      return false;
+    out.push_back(x);
+  }
+  return true;
+}
+
 bool dtcrt::loadCheckpoint(const std::string &path,
                            const std::vector<CheckpointTensor> &tensors,
                            CheckpointPosition &position, std::string &error,
@@ -286,7 +317,7 @@ bool dtcrt::loadCheckpoint(const std::string &path,
   if (!stringMember(manifest, "format", format) || format != kFormat ||
       !intMember(manifest, "version", version))
     return fail("manifest.json is not a dtc checkpoint manifest");
-  if (version != 1)
+  if (version != 1 && version != 2)
     return fail("manifest.json has version " + std::to_string(version) +
                 ", which this build does not read");
   if (!intMember(manifest, "step", position.step) || position.step < 0 ||
@@ -305,6 +336,8 @@ bool dtcrt::loadCheckpoint(const std::string &path,
     return fail("manifest.json lacks its 'tensors' list");
 
   std::vector<bool> loaded(tensors.size(), false);
+  // The blocks of each split tensor read so far (empty: none, or whole).
+  std::vector<std::vector<bool>> blocksRead(tensors.size());
   for (const JsonValue &entry : list->array) {
     std::string name, role, dtypeText, file, checksum;
     if (!stringMember(entry, "name", name) ||
@@ -323,10 +356,18 @@ bool dtcrt::loadCheckpoint(const std::string &path,
       return fail("it holds " + role + " '" + name +
                   "', which this model does not have (was it written by "
                   "another build?)");
-    if (loaded[index])
-      return fail("it lists " + role + " '" + name + "' twice");
     const CheckpointTensor &t = tensors[index];
     std::string label = role + " '" + name + "'";
+    std::string sharding = "replicated";
+    const JsonValue *shardingValue = entry.get("sharding");
+    if (shardingValue && !stringMember(entry, "sharding", sharding))
+      return fail(label + " has a malformed 'sharding'");
+    if (sharding != "replicated" && sharding != "split")
+      return fail(label + " has sharding '" + sharding +
+                  "' (expected 'replicated' or 'split')");
+    bool split = sharding == "split";
+    if (loaded[index] || (!split && !blocksRead[index].empty()))
+      return fail("it lists " + label + " twice");
     std::vector<int64_t> shape;
     const JsonValue *shapeValue = entry.get("shape");
     if (!shapeValue || shapeValue->kind != JsonValue::Kind::Array)
@@ -345,23 +386,75 @@ bool dtcrt::loadCheckpoint(const std::string &path,
         file == "..")
       return fail(label + " names the file '" + file +
                   "', which is not inside the checkpoint");
+    // A block: where it goes in the whole (the program's layout: the
+    // block's shape with split_dim times `blocks`).
+    std::vector<int64_t> stored = t.shape;
+    int64_t splitDim = 0, blocks = 1, block = 0;
+    if (split) {
+      std::vector<int64_t> offsets;
+      if (!intMember(entry, "split_dim", splitDim) ||
+          !intMember(entry, "blocks", blocks) ||
+          !shapeMember(entry, "block_shape", stored) ||
+          !shapeMember(entry, "offsets", offsets) || splitDim < 0 ||
+          size_t(splitDim) >= stored.size() || blocks < 1 ||
+          offsets.size() != stored.size() || stored[size_t(splitDim)] < 1 ||
+          offsets[size_t(splitDim)] % stored[size_t(splitDim)] != 0)
+        return fail(label + " has a malformed block entry");
+      block = offsets[size_t(splitDim)] / stored[size_t(splitDim)];
+      int64_t elements = blocks;
+      for (int64_t d : stored)
+        elements *= d;
+      if (block < 0 || block >= blocks ||
+          size_t(elements) * dtypeSize(t.dtype) != t.bytes)
+        return fail(label + "'s block at offset " +
+                    std::to_string(offsets[size_t(splitDim)]) + " of " +
+                    std::to_string(blocks) + " blocks of " +
+                    shapeString(stored) + " does not tile " +
+                    shapeString(t.shape));
+      std::vector<bool> &read = blocksRead[index];
+      if (read.empty())
+        read.assign(size_t(blocks), false);
+      if (read.size() != size_t(blocks) || read[size_t(block)])
+        return fail("it lists block " + std::to_string(block) + " of " + label +
+                    " twice, or in two splits");
+    }
     NpyArray array;
     if (!readNpy(joinPath(path, file), array, why))
       return fail(why);
+    size_t bytes = split ? t.bytes / size_t(blocks) : t.bytes;
     bool dtypeOk = array.dtype == t.dtype ||
                    (t.dtype == DType::BF16 && array.dtype == DType::U16);
-    if (!dtypeOk || array.shape != t.shape || array.bytes != t.bytes)
+    if (!dtypeOk || array.shape != stored || array.bytes != bytes)
       return fail("'" + file + "' does not hold " + dtypeText +
-                  shapeString(t.shape) + " for " + label);
+                  shapeString(stored) + " for " + label);
     std::string actual = checksumText(array.data, array.bytes);
     if (actual != checksum)
       return fail("'" + file + "' is corrupt: its checksum is " + actual +
                   " where the manifest says " + checksum);
-    std::memcpy(t.data, array.data, t.bytes);
-    loaded[index] = true;
+    if (!split) {
+      std::memcpy(t.data, array.data, t.bytes);
+      loaded[index] = true;
+      continue;
+    }
+    // Row o of the block (the dimensions before split_dim) goes to row o
+    // of the whole, block `block` along split_dim.
+    int64_t outer = 1, run = int64_t(dtypeSize(t.dtype));
+    for (int64_t d = 0; d < splitDim; ++d)
+      outer *= stored[size_t(d)];
+    for (size_t d = size_t(splitDim); d < stored.size(); ++d)
+      run *= stored[d];
+    auto *whole = static_cast<uint8_t *>(t.data);
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(whole + (o * blocks + block) * run, array.data + o * run,
+                  size_t(run));
+    std::vector<bool> &read = blocksRead[index];
+    read[size_t(block)] = true;
+    loaded[index] =
+        std::all_of(read.begin(), read.end(), [](bool b) { return b; });
   }
   for (size_t i = 0; i < tensors.size(); ++i)
     if (!loaded[i])
-      return fail("it lacks " + tensors[i].role + " '" + tensors[i].name + "'");
+      return fail("it lacks " + tensors[i].role + " '" + tensors[i].name + "'" +
+                  (blocksRead[i].empty() ? "" : " (some of its blocks)"));
   return true;
 }

@@ -67,10 +67,11 @@ private:
   bool trainStep(std::string &error);
   double evaluate();
   bool saveCheckpointNow(std::string &error);
-  bool savePipelineCheckpoint(
+  bool saveDistributedCheckpoint(
       const std::vector<CheckpointTensor> &tensors,
       const std::vector<std::pair<std::string, double>> &values,
       std::string &path, std::string &error);
+  std::vector<CheckpointTensor> writtenTensors();
   bool saveOnnx(std::string &error);
   bool dumpGradients(std::string &error);
   std::vector<CheckpointTensor>
@@ -717,68 +718,114 @@ bool Trainer::dumpGradients(std::string &error) {
   return true;
 }
 
-/// A pipeline's checkpoint: the first rank of each stage (dp 0, tp 0)
-/// writes its stage's tensors into the step's shared temporary folder and
-/// sends its manifest entries to rank 0 (over the pipeline group of those
-/// ranks), which lists each tensor once (a tied parameter's copies are
-/// equal) and renames the folder into place when every stage's are in.
-bool Trainer::savePipelineCheckpoint(
+/// The carried tensors this rank writes into a checkpoint, as it holds
+/// them: a whole one if it is its stage's first rank (dp 0, tp 0), its
+/// block of a split one if it is the first of that block's replicas (0 on
+/// the mesh axes that do not split it). No rank gathers a whole tensor.
+std::vector<CheckpointTensor> Trainer::writtenTensors() {
+  // A device program's state is newer than the host's copies.
+  if (desc->state_to_host)
+    desc->state_to_host(argPointers.data());
+  std::vector<CheckpointTensor> tensors;
+  for (int i : model.carried) {
+    const TensorInfo &t = model.args[i];
+    bool writer = true;
+    for (int axis : {kAxisDP, kAxisTP})
+      if (!(t.shardAxes & (1 << axis)) && mesh->coord(axis) != 0)
+        writer = false;
+    if (!writer)
+      continue;
+    CheckpointTensor c{
+        t.name, t.role, t.dtype, t.modelShape, argBuffers[i].data(), t.bytes};
+    if (!t.shardAxes) {
+      if (c.shape.empty())
+        c.shape = t.shape;
+      tensors.push_back(std::move(c));
+      continue;
+    }
+    // Block b of n along the split dimension: with two levels, the outer
+    // group's block holds the inner group's blocks in order (wholeOf).
+    Channel &group = mesh->group(t.shardAxes);
+    c.splitDim = t.shardDim;
+    c.blocks = group.size();
+    c.blockShape = t.shape;
+    if (t.shardInnerAxes) {
+      Channel &in = mesh->group(t.shardInnerAxes);
+      c.block = int64_t(mesh->group(t.shardAxes & ~t.shardInnerAxes).rank()) *
+                    in.size() +
+                in.rank();
+    } else {
+      c.block = group.rank();
+    }
+    if (c.shape.empty()) {
+      c.shape = t.shape;
+      c.shape[size_t(t.shardDim)] *= c.blocks;
+    }
+    tensors.push_back(std::move(c));
+  }
+  return tensors;
+}
+
+/// A distributed run's checkpoint: every rank writes what writtenTensors
+/// gives it into the step's shared temporary folder and sends its manifest
+/// entries to rank 0 (over the group of all ranks), which lists each
+/// tensor or block once (a tied parameter's copies in two stages are
+/// equal) and renames the folder into place when every rank's are in.
+bool Trainer::saveDistributedCheckpoint(
     const std::vector<CheckpointTensor> &tensors,
     const std::vector<std::pair<std::string, double>> &values,
     std::string &path, std::string &error) {
-  if (mesh->coord(kAxisDP) != 0 || mesh->coord(kAxisTP) != 0)
-    return true;
-  int stage = mesh->coord(kAxisPP);
   std::string tmp = sharedCheckpointTemp(options.checkpointDir, step);
   std::vector<std::string> entries;
   std::string why;
-  if (!createFolders(options.checkpointDir, why) ||
-      !writeCheckpointTensors(tmp, "stage" + std::to_string(stage) + "-",
-                              tensors, entries, why)) {
+  std::string prefix = "stage" + std::to_string(mesh->coord(kAxisPP)) +
+                       "-rank" + std::to_string(mesh->rank()) + "-";
+  if (!tensors.empty() &&
+      (!createFolders(options.checkpointDir, why) ||
+       !writeCheckpointTensors(tmp, prefix, tensors, entries, why))) {
     error = "checkpoint of step " + std::to_string(step) + ": " + why;
     return false;
   }
-  Channel &stages = mesh->group(DTCRT_AXIS_PP);
-  // Stream 2: apart from the pipeline's activations and gradients.
+  Channel &all = mesh->group(DTCRT_AXIS_PP | DTCRT_AXIS_DP | DTCRT_AXIS_TP);
+  // Stream 2: apart from any other traffic of the group.
   constexpr int kStream = 2;
-  if (stage != 0) {
+  if (all.rank() != 0) {
     std::string text;
     for (const std::string &e : entries)
       text += e + '\n';
     int64_t size = int64_t(text.size());
-    if (!stages.post(0, kStream, &size, sizeof size, error) ||
-        !stages.post(0, kStream, text.data(), text.size(), error) ||
-        !stages.flush(error))
-      return false;
-    return true;
+    return all.post(0, kStream, &size, sizeof size, error) &&
+           (size == 0 ||
+            all.post(0, kStream, text.data(), text.size(), error)) &&
+           all.flush(error);
   }
   // An entry's identity: its text before the file it names.
   auto key = [](const std::string &e) {
     return e.substr(0, e.find("\"file\""));
   };
-  std::vector<std::string> all = entries;
+  std::vector<std::string> listed = entries;
   std::set<std::string> seen;
   for (const std::string &e : entries)
     seen.insert(key(e));
-  for (int s = 1; s < stages.size(); ++s) {
+  for (int r = 1; r < all.size(); ++r) {
     int64_t size = 0;
-    if (!stages.receive(s, kStream, &size, sizeof size, "checkpoint", error))
+    if (!all.receive(r, kStream, &size, sizeof size, "checkpoint", error))
       return false;
+    if (size == 0)
+      continue;
     std::string text(size_t(size), '\0');
-    if (!stages.receive(s, kStream, text.data(), text.size(), "checkpoint",
-                        error))
+    if (!all.receive(r, kStream, text.data(), text.size(), "checkpoint", error))
       return false;
     size_t at = 0;
     for (size_t end; (end = text.find('\n', at)) != std::string::npos;
          at = end + 1) {
       std::string e = text.substr(at, end - at);
-      // (A tied parameter's copy, written by each stage that holds it.)
       if (seen.insert(key(e)).second)
-        all.push_back(e);
+        listed.push_back(e);
     }
   }
   return finishCheckpoint(options.checkpointDir, tmp, model.name,
-                          model.globalBatch, {step, position}, all, values,
+                          model.globalBatch, {step, position}, listed, values,
                           path, error);
 }
 
@@ -787,15 +834,11 @@ bool Trainer::saveCheckpointNow(std::string &error) {
   for (const HyperValue &h : hypers)
     values.push_back({h.name, h.asDouble()});
   std::string path;
-  std::vector<std::vector<uint8_t>> wholes;
-  std::vector<CheckpointTensor> tensors = carriedTensors(wholes, true);
-  // Every rank holds the whole tensors now (of its stage, in a pipeline);
-  // the first writes them.
-  if (model.meshSizes[0] > 1) {
-    if (!savePipelineCheckpoint(tensors, values, path, error))
+  std::vector<CheckpointTensor> tensors = writtenTensors();
+  if (mesh->isDistributed()) {
+    if (!saveDistributedCheckpoint(tensors, values, path, error))
       return false;
-  } else if (mesh->rank() == 0 &&
-             !saveCheckpoint(options.checkpointDir, model.name,
+  } else if (!saveCheckpoint(options.checkpointDir, model.name,
                              model.globalBatch, {step, position}, tensors,
                              values, path, error)) {
     return false;

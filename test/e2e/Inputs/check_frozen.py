@@ -11,11 +11,11 @@ frozen parameter. Prints the figures, then OK or FAIL (exit 1).
 """
 import argparse
 import fnmatch
-import json
-import os
 import sys
 
 import numpy as np
+
+import checkpoint_tensors
 import onnx
 import onnx.numpy_helper
 
@@ -30,21 +30,18 @@ def main(argv):
 
     original = {i.name: onnx.numpy_helper.to_array(i)
                 for i in onnx.load(args.original).graph.initializer}
-    with open(os.path.join(args.checkpoint, "manifest.json")) as f:
-        manifest = json.load(f)
-    tensors = manifest["tensors"]
+    # (name, role) -> (entry, whole value), blocks put together.
+    tensors = checkpoint_tensors.load(args.checkpoint)
 
     problems = []
     frozen, trained = [], []
     kept, moved = 0, 0
-    for t in tensors:
-        if t["role"] != "parameter":
+    for (name, role), (_, value) in tensors.items():
+        if role != "parameter":
             continue
-        name = t["name"]
         if name not in original:
             problems.append(f"{name} is no initializer of the original")
             continue
-        value = np.load(os.path.join(args.checkpoint, t["file"]))
         same = value.dtype == original[name].dtype and \
             value.shape == original[name].shape and \
             value.tobytes() == original[name].tobytes()
@@ -62,10 +59,10 @@ def main(argv):
     for p in patterns:
         if not any(fnmatch.fnmatchcase(n, p) for n in frozen):
             problems.append(f"--freeze pattern '{p}' matches no parameter")
-    for t in tensors:
-        if t["role"] == "optimizer_state" and \
-                any(t["name"].startswith(n + ".") for n in frozen):
-            problems.append(f"optimizer state {t['name']} for a frozen "
+    for name, role in tensors:
+        if role == "optimizer_state" and \
+                any(name.startswith(n + ".") for n in frozen):
+            problems.append(f"optimizer state {name} for a frozen "
                             f"parameter")
 
     print(f"frozen: {kept} of {len(frozen)} unchanged "

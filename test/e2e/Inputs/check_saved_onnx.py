@@ -23,11 +23,12 @@ Usage: check_saved_onnx.py SAVED.onnx ORIGINAL.onnx CHECKPOINT_DIR
 Prints the figures, then OK or FAIL (exit 1).
 """
 import argparse
-import json
 import os
 import sys
 
 import numpy as np
+
+import checkpoint_tensors
 import onnx
 import onnx.checker
 import onnx.numpy_helper
@@ -63,10 +64,11 @@ def main(argv):
     if list(saved.opset_import) != list(original.opset_import):
         problems.append("the opset imports differ from the original's")
 
-    with open(os.path.join(args.checkpoint, "manifest.json")) as f:
-        manifest = json.load(f)
-    trained = {t["name"]: t for t in manifest["tensors"]
-               if t["role"] in ("parameter", "state")}
+    # (name, role) -> (entry, whole value), blocks put together.
+    manifest = checkpoint_tensors.manifest(args.checkpoint)
+    saved_tensors = checkpoint_tensors.load(args.checkpoint, manifest)
+    trained = {name: entry for (name, role), (entry, _) in saved_tensors.items()
+               if role in ("parameter", "state")}
     originals = {i.name: onnx.numpy_helper.to_array(i)
                  for i in original.graph.initializer}
     values = {i.name: onnx.numpy_helper.to_array(i)
@@ -101,7 +103,7 @@ def main(argv):
                 problems.append(f"constant initializer {name} changed")
             continue
         entry = trained[name]
-        ckpt = np.load(os.path.join(args.checkpoint, entry["file"]))
+        ckpt = saved_tensors[(name, entry["role"])][1]
         if value.dtype != ckpt.dtype or value.shape != ckpt.shape or \
                 value.tobytes() != ckpt.tobytes():
             problems.append(f"initializer {name} is not the checkpoint's "

@@ -4,21 +4,18 @@ Usage: compare_checkpoints.py ONE_RANK_DIR MESH_DIR [--rtol R]
 
 Checks that both manifests list the same tensors (name, role, dtype, whole
 shape) at the same step and data position, and that every tensor of the
-mesh's checkpoint (its blocks gathered from the ranks) is within R (default
+mesh's checkpoint (whole, or put together from the blocks the ranks wrote:
+each "split" entry's block at its offsets along split_dim, in the
+program's layout, then read as the whole's shape) is within R (default
 1e-4, relative L2) of the one-rank checkpoint's. Prints one line with the
 worst difference, then OK or FAIL (exit 1).
 """
 import argparse
-import json
-import os
 import sys
 
 import numpy as np
 
-
-def manifest(path):
-    with open(os.path.join(path, "manifest.json")) as f:
-        return json.load(f)
+from checkpoint_tensors import load, manifest
 
 
 def main(argv):
@@ -32,19 +29,17 @@ def main(argv):
     for key in ("step", "data_position", "global_batch"):
         if a[key] != b[key]:
             problems.append(f"{key}: {b[key]} against {a[key]}")
-    ta = {(t["name"], t["role"]): t for t in a["tensors"]}
-    tb = {(t["name"], t["role"]): t for t in b["tensors"]}
+    ta, tb = load(args.one, a), load(args.mesh, b)
     if set(ta) != set(tb):
         problems.append(f"tensors differ: {sorted(set(ta) ^ set(tb))}")
     worst, where = 0.0, ""
     for key in sorted(set(ta) & set(tb)):
-        x, y = ta[key], tb[key]
+        (x, u), (y, v) = ta[key], tb[key]
         if x["shape"] != y["shape"] or x["dtype"] != y["dtype"]:
             problems.append(f"{key}: {y['dtype']}{y['shape']} against "
                             f"{x['dtype']}{x['shape']}")
             continue
-        u = np.load(os.path.join(args.one, x["file"])).astype(np.float64)
-        v = np.load(os.path.join(args.mesh, y["file"])).astype(np.float64)
+        u, v = u.astype(np.float64), v.astype(np.float64)
         rel = np.linalg.norm(v - u) / max(np.linalg.norm(u), 1e-12)
         if rel > worst:
             worst, where = rel, f"{key[0]} ({key[1]})"
