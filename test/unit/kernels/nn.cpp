@@ -1118,6 +1118,65 @@ TEST(Conv, DepthwiseMatchesTheDefinition) {
     expectConvMatchesTheDefinition(c, 2, 5, 5, 5);
 }
 
+// Short output rows take the channel-blocked depthwise kernels (channels
+// last, one vector operation per tap across 16 channels), which sum each
+// output and input gradient in the plane-by-plane kernels' order: the same
+// bits, on values whose sums round (a ramp's exact fractions would agree in
+// any order), for strides, dilations, paddings on either side, channel
+// counts below, at and past a block, and 1 or 2 threads.
+TEST(Conv, DepthwiseByChannelsIsByPlanesBitForBit) {
+  const Geometry cases[] = {
+      {4, 4, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {8, 8, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
+      {2, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {7, 9, 3, 2, 2, 3, 1, 2, {0, 2, 3, 1}},
+      {7, 9, 3, 2, 1, 1, 2, 3, {0, 2, 3, 1}},
+      {5, 4, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}},
+      {6, 5, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}},
+  };
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(int32_t(state >> 8) - (1 << 23)) / float(1 << 23) * 1.7f;
+  };
+  for (const Geometry &c : cases)
+    for (int64_t channels : {5, 16, 37}) {
+      int64_t batch = 3;
+      Shape sx{4, {batch, channels, c.h, c.w}},
+          sw{4, {channels, 1, c.kh, c.kw}},
+          sy{4, {batch, channels, c.outH(), c.outW()}};
+      const int64_t strides[] = {c.sh, c.sw}, dil[] = {c.dh, c.dw};
+      nndetail::Planar g(sx, sy, sw.dims + 2, strides, c.pads, dil);
+      std::vector<float> x(sx.numel()), w(sw.numel()), gy(sy.numel());
+      for (float &v : x)
+        v = next();
+      for (float &v : w)
+        v = next();
+      for (float &v : gy)
+        v = next();
+      for (int threads : {1, 2}) {
+        std::vector<float> y0(sy.numel()), y1(sy.numel(), 7.0f),
+            dx0(sx.numel()), dx1(sx.numel(), 7.0f);
+        withThreads(threads, [&] {
+          nndetail::depthwiseConvByPlanes(g, batch * channels, channels,
+                                          x.data(), w.data(), y0.data());
+          nndetail::depthwiseConvByChannels(g, batch, channels, x.data(),
+                                            w.data(), y1.data());
+          nndetail::depthwiseConvInputGradByPlanes(
+              g, batch * channels, channels, gy.data(), w.data(), dx0.data());
+          nndetail::depthwiseConvInputGradByChannels(
+              g, batch, channels, gy.data(), w.data(), dx1.data());
+        });
+        ASSERT_EQ(std::memcmp(y0.data(), y1.data(), y0.size() * 4), 0)
+            << c.h << "x" << c.w << " stride " << c.sh << ", " << channels
+            << " channels, " << threads << " threads: forward";
+        ASSERT_EQ(std::memcmp(dx0.data(), dx1.data(), dx0.size() * 4), 0)
+            << c.h << "x" << c.w << " stride " << c.sh << ", " << channels
+            << " channels, " << threads << " threads: input gradient";
+      }
+    }
+}
+
 // Convolutions of one group take oneDNN's convolution primitives where it
 // has a JIT kernel for them (ConvLibrary.h; the input gradient from 8
 // channels up), im2col otherwise: against the definition, for strides,

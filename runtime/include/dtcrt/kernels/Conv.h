@@ -104,8 +104,8 @@ inline bool isDepthwise2d(const Shape &sx, const Shape &sw, int64_t group) {
 /// order, of the tap's weight times the input plane it reads (padding
 /// adds nothing), one output row at a time.
 template <typename B>
-void depthwiseConv(const Planar &g, int64_t planes, int64_t channels,
-                   const B *x, const B *w, B *y) {
+void depthwiseConvByPlanes(const Planar &g, int64_t planes, int64_t channels,
+                           const B *x, const B *w, B *y) {
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
   if (g.unitStrides()) {
@@ -164,8 +164,9 @@ void depthwiseConv(const Planar &g, int64_t planes, int64_t channels,
 /// added to the input elements the tap read, taps in order (im2col's
 /// adjoint in its order).
 template <typename B>
-void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
-                            const B *grad, const B *w, B *dx) {
+void depthwiseConvInputGradByPlanes(const Planar &g, int64_t planes,
+                                    int64_t channels, const B *grad, const B *w,
+                                    B *dx) {
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
   if (g.unitStrides()) {
@@ -223,6 +224,156 @@ void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
         }
       }
   }
+}
+
+/// Channels the channel-blocked depthwise kernels below take at a time
+/// (one vector of floats with AVX-512, two with AVX2).
+constexpr int64_t kDepthwiseLanes = 16;
+
+/// The padded plane of a depthwise convolution with its channels last, for
+/// the channel-blocked kernels: rows and columns from -pad to the last one
+/// a tap reads, kDepthwiseLanes channels at each position.
+struct ChannelBlocked {
+  const Planar &g;
+  int64_t rows, cols;
+  explicit ChannelBlocked(const Planar &g)
+      : g(g),
+        rows((g.outH - 1) * g.strideH + (g.kernelH - 1) * g.dilationH + 1),
+        cols((g.outW - 1) * g.strideW + (g.kernelW - 1) * g.dilationW + 1) {}
+  int64_t size() const { return rows * cols * kDepthwiseLanes; }
+  /// Where input element (ih, iw) is, or -1 if no tap reads it.
+  int64_t inputAt(int64_t ih, int64_t iw) const {
+    int64_t r = ih + g.padH, c = iw + g.padW;
+    return r < rows && c < cols ? (r * cols + c) * kDepthwiseLanes : -1;
+  }
+  /// Where tap (kh, kw) of output (oh, ow) reads.
+  int64_t tapAt(int64_t oh, int64_t ow, int64_t kh, int64_t kw) const {
+    return ((oh * g.strideH + kh * g.dilationH) * cols + ow * g.strideW +
+            kw * g.dilationW) *
+           kDepthwiseLanes;
+  }
+};
+
+/// Short output rows (fewer than 16 columns: MobileNet's late 7x7 to 2x2
+/// planes) leave the plane-by-plane kernels a vector's worth of work or
+/// less per loop; the channel-blocked kernels take those.
+inline bool depthwiseByChannels(const Planar &g) { return g.outW < 16; }
+
+/// Depthwise forward over blocks of kDepthwiseLanes channels of one image,
+/// channels last: each output is one vector operation per tap across the
+/// block. Each output is the sum over its taps in tap order from 0, as
+/// depthwiseConvByPlanes computes it (a tap over the padding adds w * 0,
+/// which changes no sum that starts at +0): the same bits.
+template <typename B>
+void depthwiseConvByChannels(const Planar &g, int64_t batch, int64_t channels,
+                             const B *x, const B *w, B *y) {
+  constexpr int64_t L = kDepthwiseLanes;
+  ChannelBlocked p(g);
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  int64_t blocks = (channels + L - 1) / L;
+  DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
+  for (int64_t job = 0; job < batch * blocks; ++job) {
+    int64_t n = job / blocks, c0 = job % blocks * L;
+    int64_t lanes = std::min(L, channels - c0);
+    thread_local std::vector<B> scratch;
+    scratch.assign(p.size() + taps * L, B(0));
+    B *xs = scratch.data(), *ws = xs + p.size();
+    for (int64_t j = 0; j < lanes; ++j) {
+      const B *plane = x + (n * channels + c0 + j) * inSize;
+      for (int64_t ih = 0; ih < g.inH; ++ih)
+        for (int64_t iw = 0; iw < g.inW; ++iw)
+          if (int64_t at = p.inputAt(ih, iw); at >= 0)
+            xs[at + j] = plane[ih * g.inW + iw];
+      for (int64_t t = 0; t < taps; ++t)
+        ws[t * L + j] = w[(c0 + j) * taps + t];
+    }
+    for (int64_t oh = 0; oh < g.outH; ++oh)
+      for (int64_t ow = 0; ow < g.outW; ++ow) {
+        B acc[L] = {};
+        for (int64_t kh = 0; kh < g.kernelH; ++kh)
+          for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+            const B *src = xs + p.tapAt(oh, ow, kh, kw);
+            const B *wt = ws + (kh * g.kernelW + kw) * L;
+            for (int64_t j = 0; j < L; ++j)
+              acc[j] += wt[j] * src[j];
+          }
+        B *out = y + (n * channels + c0) * outSize + oh * g.outW + ow;
+        for (int64_t j = 0; j < lanes; ++j)
+          out[j * outSize] = acc[j];
+      }
+  }
+}
+
+/// Depthwise input gradient over blocks of channels, channels last: taps
+/// in order, each adding its weight times every output's gradient to the
+/// input element it read, as depthwiseConvInputGradByPlanes does (each
+/// input element's sum in tap order from 0): the same bits.
+template <typename B>
+void depthwiseConvInputGradByChannels(const Planar &g, int64_t batch,
+                                      int64_t channels, const B *grad,
+                                      const B *w, B *dx) {
+  constexpr int64_t L = kDepthwiseLanes;
+  ChannelBlocked p(g);
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  int64_t blocks = (channels + L - 1) / L;
+  DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
+  for (int64_t job = 0; job < batch * blocks; ++job) {
+    int64_t n = job / blocks, c0 = job % blocks * L;
+    int64_t lanes = std::min(L, channels - c0);
+    thread_local std::vector<B> scratch;
+    scratch.assign(p.size() + outSize * L + taps * L, B(0));
+    B *dxs = scratch.data(), *gs = dxs + p.size(), *ws = gs + outSize * L;
+    for (int64_t j = 0; j < lanes; ++j) {
+      const B *plane = grad + (n * channels + c0 + j) * outSize;
+      for (int64_t o = 0; o < outSize; ++o)
+        gs[o * L + j] = plane[o];
+      for (int64_t t = 0; t < taps; ++t)
+        ws[t * L + j] = w[(c0 + j) * taps + t];
+    }
+    for (int64_t kh = 0; kh < g.kernelH; ++kh)
+      for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+        const B *wt = ws + (kh * g.kernelW + kw) * L;
+        for (int64_t oh = 0; oh < g.outH; ++oh)
+          for (int64_t ow = 0; ow < g.outW; ++ow) {
+            B *dst = dxs + p.tapAt(oh, ow, kh, kw);
+            const B *src = gs + (oh * g.outW + ow) * L;
+            for (int64_t j = 0; j < L; ++j)
+              dst[j] += wt[j] * src[j];
+          }
+      }
+    for (int64_t j = 0; j < lanes; ++j) {
+      B *plane = dx + (n * channels + c0 + j) * inSize;
+      for (int64_t ih = 0; ih < g.inH; ++ih)
+        for (int64_t iw = 0; iw < g.inW; ++iw) {
+          int64_t at = p.inputAt(ih, iw);
+          plane[ih * g.inW + iw] = at >= 0 ? dxs[at + j] : B(0);
+        }
+    }
+  }
+}
+
+/// Depthwise forward: channel-blocked for short output rows, plane by
+/// plane otherwise (the same bits either way).
+template <typename B>
+void depthwiseConv(const Planar &g, int64_t planes, int64_t channels,
+                   const B *x, const B *w, B *y) {
+  if (depthwiseByChannels(g))
+    depthwiseConvByChannels(g, planes / channels, channels, x, w, y);
+  else
+    depthwiseConvByPlanes(g, planes, channels, x, w, y);
+}
+
+/// Depthwise input gradient, chosen as depthwiseConv is.
+template <typename B>
+void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
+                            const B *grad, const B *w, B *dx) {
+  if (depthwiseByChannels(g))
+    depthwiseConvInputGradByChannels(g, planes / channels, channels, grad, w,
+                                     dx);
+  else
+    depthwiseConvInputGradByPlanes(g, planes, channels, grad, w, dx);
 }
 
 /// Depthwise weight gradient: for each channel and tap, the sum over the
