@@ -252,6 +252,26 @@ struct ChannelBlocked {
             kw * g.dilationW) *
            kDepthwiseLanes;
   }
+  /// The blocks of `channels`, a job per block of each image.
+  static int64_t blocks(int64_t channels) {
+    return (channels + kDepthwiseLanes - 1) / kDepthwiseLanes;
+  }
+  /// Job `job`'s image `n` and channels [c0, c0 + lanes).
+  static void job(int64_t job, int64_t channels, int64_t &n, int64_t &c0,
+                  int64_t &lanes) {
+    n = job / blocks(channels);
+    c0 = job % blocks(channels) * kDepthwiseLanes;
+    lanes = std::min(kDepthwiseLanes, channels - c0);
+  }
+  /// The weights of channels [c0, c0 + lanes) of `w` ([C, 1, kH, kW]),
+  /// tap-major with the channels last, into `ws` (taps x kDepthwiseLanes).
+  template <typename B>
+  void weights(const B *w, int64_t c0, int64_t lanes, B *ws) const {
+    int64_t taps = g.kernelH * g.kernelW;
+    for (int64_t j = 0; j < lanes; ++j)
+      for (int64_t t = 0; t < taps; ++t)
+        ws[t * kDepthwiseLanes + j] = w[(c0 + j) * taps + t];
+  }
 };
 
 /// Short output rows (fewer than 16 columns: MobileNet's late 7x7 to 2x2
@@ -271,22 +291,20 @@ void depthwiseConvByChannels(const Planar &g, int64_t batch, int64_t channels,
   ChannelBlocked p(g);
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
-  int64_t blocks = (channels + L - 1) / L;
   DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
-  for (int64_t job = 0; job < batch * blocks; ++job) {
-    int64_t n = job / blocks, c0 = job % blocks * L;
-    int64_t lanes = std::min(L, channels - c0);
+  for (int64_t job = 0; job < batch * p.blocks(channels); ++job) {
+    int64_t n, c0, lanes;
+    p.job(job, channels, n, c0, lanes);
     thread_local std::vector<B> scratch;
     scratch.assign(p.size() + taps * L, B(0));
     B *xs = scratch.data(), *ws = xs + p.size();
+    p.weights(w, c0, lanes, ws);
     for (int64_t j = 0; j < lanes; ++j) {
       const B *plane = x + (n * channels + c0 + j) * inSize;
       for (int64_t ih = 0; ih < g.inH; ++ih)
         for (int64_t iw = 0; iw < g.inW; ++iw)
           if (int64_t at = p.inputAt(ih, iw); at >= 0)
             xs[at + j] = plane[ih * g.inW + iw];
-      for (int64_t t = 0; t < taps; ++t)
-        ws[t * L + j] = w[(c0 + j) * taps + t];
     }
     for (int64_t oh = 0; oh < g.outH; ++oh)
       for (int64_t ow = 0; ow < g.outW; ++ow) {
@@ -317,20 +335,18 @@ void depthwiseConvInputGradByChannels(const Planar &g, int64_t batch,
   ChannelBlocked p(g);
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
-  int64_t blocks = (channels + L - 1) / L;
   DTCK_PARALLEL_FOR(batch * channels * outSize * taps)
-  for (int64_t job = 0; job < batch * blocks; ++job) {
-    int64_t n = job / blocks, c0 = job % blocks * L;
-    int64_t lanes = std::min(L, channels - c0);
+  for (int64_t job = 0; job < batch * p.blocks(channels); ++job) {
+    int64_t n, c0, lanes;
+    p.job(job, channels, n, c0, lanes);
     thread_local std::vector<B> scratch;
     scratch.assign(p.size() + outSize * L + taps * L, B(0));
     B *dxs = scratch.data(), *gs = dxs + p.size(), *ws = gs + outSize * L;
+    p.weights(w, c0, lanes, ws);
     for (int64_t j = 0; j < lanes; ++j) {
       const B *plane = grad + (n * channels + c0 + j) * outSize;
       for (int64_t o = 0; o < outSize; ++o)
         gs[o * L + j] = plane[o];
-      for (int64_t t = 0; t < taps; ++t)
-        ws[t * L + j] = w[(c0 + j) * taps + t];
     }
     for (int64_t kh = 0; kh < g.kernelH; ++kh)
       for (int64_t kw = 0; kw < g.kernelW; ++kw) {
