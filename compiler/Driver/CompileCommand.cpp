@@ -234,16 +234,13 @@ mergeStagePlans(ArrayRef<llvm::json::Value> plans,
   // (p - 1) / m of the ideal time (../shared/REFERENCE.md): the slowest
   // stage's compute, stretched by the fill and drain of the pipeline.
   double bubble = double(pp - 1) / double(virtualStages * microBatches);
-  // The slowest stage's breakdown, and the time its bubble adds. Where
-  // ranks share cores (a CPU host running more ranks than it has cores),
-  // the stage times assume every rank busy at once; a stage waiting for
-  // another yields its core (MpiChannel sleeps), so the cores stay busy
-  // with the others' work: the step is the stage's shared time unless the
-  // schedule's critical path at unshared speed is longer.
+  // The slowest stage's breakdown, and the time its bubble adds (less
+  // where ranks share cores: sharedCoreBubbleSeconds).
   Object predicted = std::move(slowestPredicted);
-  double stepTime =
-      std::max(slowest, slowest / std::max(1.0, sharing) * (1 + bubble));
-  predicted["bubble_s"] = stepTime - slowest;
+  double bubbleSeconds =
+      sharedCoreBubbleSeconds(slowest, slowest * bubble, sharing);
+  double stepTime = slowest + bubbleSeconds;
+  predicted["bubble_s"] = bubbleSeconds;
   predicted["mfu"] = stepTime > 0 ? peakSeconds / (double(pp) * stepTime) : 0;
   int64_t globalBatch = *merged.getInteger("global_batch");
   predicted["step_time_s"] = stepTime;

@@ -128,11 +128,11 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
   // critical path at unshared speed adds beyond the shared compute (as
   // plan.json prices it: a waiting stage yields its core to the others).
   c.bubbleSeconds =
-      c.pp > 1 ? double(c.pp - 1) / double(c.virtualStages) * perMicro : 0;
-  double sharing = coreSharing(profile);
-  if (sharing > 1)
-    c.bubbleSeconds = std::max(
-        0.0, (c.computeSeconds + c.bubbleSeconds) / sharing - c.computeSeconds);
+      c.pp > 1 ? sharedCoreBubbleSeconds(c.computeSeconds,
+                                         double(c.pp - 1) /
+                                             double(c.virtualStages) * perMicro,
+                                         coreSharing(profile))
+               : 0;
 
   double exposed = 0;
   if (c.dp > 1) {
@@ -143,19 +143,15 @@ void mlir::dtc::priceCandidate(AutotuneCandidate &c, const LayerCosts &costs,
     for (int64_t i = 0; i < c.dp; ++i)
       group.push_back(i * c.tp);
     GroupPlacement where = placeGroup(group, profile.devicesPerNode);
-    const DeviceProfile::Link &link =
-        linkBetween(profile, 0, (c.dp - 1) * c.tp);
-    double share = (dp - 1) / dp;
-    double eff = profile.networkEfficiency;
     // One collective of the group on a buffer of `buffer` bytes (an
     // all-reduce's or reduce-scatter's operand, an all-gather's result).
     auto collective = [&](CollectiveKind kind, double buffer) {
       if (where.isHierarchical())
         return estimateHierarchicalCollectiveSeconds(kind, where, buffer,
                                                      profile);
-      double sent =
-          share * buffer * (kind == CollectiveKind::AllReduce ? 2 : 1);
-      return estimateCollectiveSeconds(kind, c.dp, sent, link, eff);
+      return estimateCollectiveSeconds(
+          kind, c.dp, ringBytesSent(kind, c.dp, buffer),
+          groupLink(profile, where), profile.networkEfficiency);
     };
     // ZeRO 2 and 3 keep only their block of each gradient, so every
     // micro-batch's gradients are reduce-scattered (DeepSpeed's ZeRO 2

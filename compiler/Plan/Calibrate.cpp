@@ -17,7 +17,7 @@
 #include "compiler/Target/TargetInfo.h"
 #include "dialects/DTG/IR/DTGOps.h"
 
-#include "dtcrt/calibrate/Microbench.h"
+#include "dtcrt/calibrate/Shapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -38,9 +38,8 @@
 #endif
 
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <ctime>
-#include <limits>
 #include <vector>
 
 using namespace mlir;

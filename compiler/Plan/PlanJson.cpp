@@ -236,27 +236,9 @@ public:
   }
 
 private:
-  /// The slowest link among the ranks of this rank's group over `axes`.
-  /// Ranks are numbered tp fastest, then dp, then pp, and a node holds
-  /// devicesPerNode consecutive ranks, so the group stays in one node
-  /// exactly when its first and last ranks do.
-  const DeviceProfile::Link &linkOf(StringRef axes) {
-    int64_t first[3] = {coords[0], coords[1], coords[2]};
-    int64_t last[3] = {coords[0], coords[1], coords[2]};
-    SmallVector<StringRef> names;
-    axes.split(names, '+');
-    for (StringRef axis : names) {
-      first[axisIndex(axis)] = 0;
-      last[axisIndex(axis)] = sizes[axisIndex(axis)] - 1;
-    }
-    auto node = [&](const int64_t c[3]) {
-      int64_t rank = (c[0] * sizes[1] + c[1]) * sizes[2] + c[2];
-      return rank / std::max<int64_t>(1, profile.devicesPerNode);
-    };
-    return node(first) == node(last) ? profile.intraNode : profile.interNode;
-  }
-
-  /// How this rank's group over `axes` lies on the nodes.
+  /// How this rank's group over `axes` lies on the nodes (ranks are
+  /// numbered tp fastest, then dp, then pp, and a node holds
+  /// devicesPerNode consecutive ranks).
   GroupPlacement placementOf(StringRef axes) {
     auto it = placements.find(axes);
     if (it != placements.end())
@@ -288,15 +270,13 @@ private:
     std::optional<CollectiveBytes> bytes = collectiveBytes(op, sizes, coords);
     if (!bytes)
       return std::nullopt;
-    if (bytes->kind != CollectiveKind::Send) {
-      GroupPlacement where = placementOf(bytes->axes);
-      if (where.isHierarchical())
-        return estimateHierarchicalCollectiveSeconds(
-            bytes->kind, where, double(bytes->tensorBytes), profile);
-    }
-    return estimateCollectiveSeconds(bytes->kind, bytes->groupSize,
-                                     double(bytes->bytes), linkOf(bytes->axes),
-                                     profile.networkEfficiency);
+    GroupPlacement where = placementOf(bytes->axes);
+    if (bytes->kind != CollectiveKind::Send && where.isHierarchical())
+      return estimateHierarchicalCollectiveSeconds(
+          bytes->kind, where, double(bytes->tensorBytes), profile);
+    return estimateCollectiveSeconds(
+        bytes->kind, bytes->groupSize, double(bytes->bytes),
+        groupLink(profile, where), profile.networkEfficiency);
   }
 
   void visit(func::FuncOp func) {

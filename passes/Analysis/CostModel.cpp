@@ -544,6 +544,26 @@ double mlir::dtc::estimateCollectiveSeconds(CollectiveKind kind,
   return messages * link.latencyS + (rate > 0 ? bytesSent / rate : 0);
 }
 
+double mlir::dtc::ringBytesSent(CollectiveKind kind, int64_t groupSize,
+                                double bufferBytes) {
+  return double(groupSize - 1) / double(std::max<int64_t>(1, groupSize)) *
+         bufferBytes * (kind == CollectiveKind::AllReduce ? 2 : 1);
+}
+
+const DeviceProfile::Link &mlir::dtc::groupLink(const DeviceProfile &p,
+                                                GroupPlacement placement) {
+  return placement.nodes <= 1 ? p.intraNode : p.interNode;
+}
+
+double mlir::dtc::sharedCoreBubbleSeconds(double stageSeconds,
+                                          double idealBubbleSeconds,
+                                          double sharing) {
+  if (sharing <= 1)
+    return idealBubbleSeconds;
+  return std::max(0.0,
+                  (stageSeconds + idealBubbleSeconds) / sharing - stageSeconds);
+}
+
 GroupPlacement mlir::dtc::placeGroup(ArrayRef<int64_t> ranks,
                                      int64_t devicesPerNode) {
   llvm::SmallDenseMap<int64_t, int64_t> perNode;
@@ -562,13 +582,11 @@ double mlir::dtc::estimateHierarchicalCollectiveSeconds(
     CollectiveKind kind, GroupPlacement placement, double bufferBytes,
     const DeviceProfile &p) {
   int64_t k = placement.ranksPerNode, nodes = placement.nodes;
-  // One ring of n ranks over `link` on a buffer of `buffer` bytes: what a
-  // rank sends is (n - 1)/n of it, twice for an all-reduce.
+  // One ring of n ranks over `link` on a buffer of `buffer` bytes.
   auto ring = [&](CollectiveKind ringKind, int64_t n, double buffer,
                   const DeviceProfile::Link &link) {
-    double sent = double(n - 1) / double(n) * buffer *
-                  (ringKind == CollectiveKind::AllReduce ? 2 : 1);
-    return estimateCollectiveSeconds(ringKind, n, sent, link,
+    return estimateCollectiveSeconds(ringKind, n,
+                                     ringBytesSent(ringKind, n, buffer), link,
                                      p.networkEfficiency);
   };
   // The reduce-scatter and the all-gather inside a node move the same.

@@ -163,6 +163,17 @@ struct GroupPlacement {
 GroupPlacement placeGroup(llvm::ArrayRef<int64_t> ranks,
                           int64_t devicesPerNode);
 
+/// What one rank sends in a ring `kind` over `groupSize` ranks on a buffer
+/// of `bufferBytes` (an all-reduce's or reduce-scatter's operand, an
+/// all-gather's result): (n - 1)/n of it, twice for an all-reduce.
+double ringBytesSent(CollectiveKind kind, int64_t groupSize,
+                     double bufferBytes);
+
+/// The link a group placed as `placement` is priced on when it runs as one
+/// ring: the intra-node link inside one node, the inter-node one otherwise.
+const DeviceProfile::Link &groupLink(const DeviceProfile &p,
+                                     GroupPlacement placement);
+
 /// Seconds of one collective over a group that spans nodes with k =
 /// placement.ranksPerNode of its ranks in each of G = placement.nodes, on a
 /// buffer of `bufferBytes` (an all-reduce's or a reduce-scatter's operand,
@@ -182,6 +193,15 @@ double estimateHierarchicalCollectiveSeconds(CollectiveKind kind,
 /// How many times longer kernels take because a node's devices share its
 /// cores: devicesPerNode x threads / coresPerNode, at least 1.
 double coreSharing(const DeviceProfile &p);
+
+/// The time a pipeline's schedule adds to its slowest stage's
+/// `stageSeconds` (priced at the shared speed `sharing` = coreSharing):
+/// `idealBubbleSeconds`, REFERENCE.md's (p - 1)/m of the stage, where no
+/// cores are shared; where they are, a waiting stage yields its core to the
+/// others' work, so only what the critical path at unshared speed, (stage
+/// + ideal bubble) / sharing, takes beyond the stage.
+double sharedCoreBubbleSeconds(double stageSeconds, double idealBubbleSeconds,
+                               double sharing);
 
 /// True when `p` is a CPU host whose ranks keep every core busy
 /// (coresPerNode stated, devicesPerNode x threads >= coresPerNode): the CPU

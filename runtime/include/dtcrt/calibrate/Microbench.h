@@ -14,6 +14,7 @@
 #ifndef DTCRT_CALIBRATE_MICROBENCH_H
 #define DTCRT_CALIBRATE_MICROBENCH_H
 
+#include "dtcrt/calibrate/Shapes.h"
 #include "dtcrt/kernels/Elementwise.h"
 #include "dtcrt/kernels/NN.h"
 #include "dtcrt/kernels/Reduction.h"
@@ -30,15 +31,6 @@
 #include <vector>
 
 namespace dtcrt::calibrate {
-
-/// The shapes timed; dtc's calibrate prices the same ops at these shapes.
-constexpr int64_t kGemmSizes[] = {64, 128, 256, 512, 1024};
-constexpr int64_t kExpSize = 1 << 16;
-constexpr int64_t kRows = 256, kCols = 256;
-/// Iterations of the multiply-add loop (128 FLOPs each, per thread) and
-/// elements of each triad array.
-constexpr int64_t kVectorIters = 1 << 20;
-constexpr int64_t kTriadSize = int64_t(1) << 24;
 
 /// The best time of `body` over repetitions that together take about
 /// `budgetS` seconds (at least 3, after one warm-up run).
