@@ -25,6 +25,10 @@ constexpr StringLiteral kStageSeconds = "dtc.stage_seconds";
 /// of an op of a stage's forward, and of its activation arguments and
 /// results.
 constexpr StringLiteral kChunk = "dtc.chunk";
+/// On the activation arguments and results of a stage: the location of the
+/// op that made the value (LocationAttr); the transfers that carry it take
+/// it as theirs.
+constexpr StringLiteral kSource = "dtc.source";
 /// On the module: the number of stages.
 constexpr StringLiteral kStages = "dtc.pipeline_stages";
 /// On a forward or backward call of the schedule: "F" or "B", and the

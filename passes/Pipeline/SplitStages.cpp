@@ -268,6 +268,9 @@ void SplitStagesPass::runOnOperation() {
   // Build each rank's function: its chunks, in order.
   OpBuilder top(ctx);
   top.setInsertionPoint(main);
+  // An activation passed between stages: its name, role and chunk, and
+  // where it was made (dtc.source, the producing op's location: its ONNX
+  // node names the transfers in traces and diagnostics).
   auto activationAttrs = [&](int64_t from, size_t k, int64_t chunk) {
     std::string name =
         "stage" + std::to_string(from) + ".out" + std::to_string(k);
@@ -277,7 +280,9 @@ void SplitStagesPass::runOnOperation() {
               NamedAttribute(StringAttr::get(ctx, kRole),
                              StringAttr::get(ctx, "activation")),
               NamedAttribute(StringAttr::get(ctx, pipeline::kChunk),
-                             top.getI64IntegerAttr(chunk))});
+                             top.getI64IntegerAttr(chunk)),
+              NamedAttribute(StringAttr::get(ctx, pipeline::kSource),
+                             LocationAttr(boundary[from][k].getLoc()))});
   };
   for (int64_t r = 0; r < stages; ++r) {
     SmallVector<int64_t> mine;

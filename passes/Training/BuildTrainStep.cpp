@@ -34,6 +34,17 @@ StringRef resultString(func::FuncOp func, unsigned i, StringRef attr) {
   return value ? value.getValue() : StringRef();
 }
 
+/// Pipelines: where a stage's activation argument or result was made
+/// (dtc.source, set by dtc-split-stages), else `fallback`.
+Location argSource(func::FuncOp func, unsigned i, Location fallback) {
+  auto source = func.getArgAttrOfType<LocationAttr>(i, "dtc.source");
+  return source ? Location(source) : fallback;
+}
+Location resultSource(func::FuncOp func, unsigned i, Location fallback) {
+  auto source = func.getResultAttrOfType<LocationAttr>(i, "dtc.source");
+  return source ? Location(source) : fallback;
+}
+
 RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
@@ -129,6 +140,8 @@ struct BuildTrainStepPass
   SmallVector<unsigned> cotangentArgs;
   /// The names of the results sent on, and of those with cotangents.
   SmallVector<std::string> activationOutNames, cotangentNames;
+  /// Where those results were made (their transfers' locations).
+  SmallVector<Location> activationOutSources, cotangentSources;
   /// For each activation argument with a gradient, its index in
   /// activationArgs.
   SmallVector<unsigned> gradActivation;
@@ -447,6 +460,7 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
       activationOut.push_back(out);
       activationOutNames.push_back(
           resultString(micro, unsigned(i), kName).str());
+      activationOutSources.push_back(resultSource(micro, unsigned(i), loc));
       auto type = tensorType(out);
       if (!isDifferentiable(type))
         continue;
@@ -459,6 +473,7 @@ FailureOr<func::FuncOp> BuildTrainStepPass::buildMicroStep(func::FuncOp main) {
       micro.insertArgument(index, type, argAttrs.getDictionary(ctx), loc);
       cotangentArgs.push_back(index);
       cotangentNames.push_back(resultString(micro, unsigned(i), kName).str());
+      cotangentSources.push_back(resultSource(micro, unsigned(i), loc));
       SmallVector<int64_t> axes =
           llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
       Value dot = b.castTo(
@@ -866,9 +881,10 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   // The transfers of a micro-batch's activations and their gradients are
   // marked dtc.micro_batch_transfer: the schedule moves them with their
   // micro-batch.
+  // An activation's transfers take the location of the op that made it.
   auto recvFrom = [&](Type type, int64_t shift, const Twine &message,
-                      bool perMicroBatch = true) -> Value {
-    auto op = builder.create<dist::RecvOp>(loc, type, meshRef,
+                      Location at, bool perMicroBatch = true) -> Value {
+    auto op = builder.create<dist::RecvOp>(at, type, meshRef,
                                            builder.getStringAttr("pp"),
                                            builder.getI64IntegerAttr(shift));
     op->setAttr("dtc.message", builder.getStringAttr(message));
@@ -876,22 +892,25 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
       op->setAttr("dtc.micro_batch_transfer", builder.getUnitAttr());
     return op.getResult();
   };
-  auto sendTo = [&](Value v, int64_t shift, const Twine &message,
+  auto sendTo = [&](Value v, int64_t shift, const Twine &message, Location at,
                     bool perMicroBatch = true) {
-    auto op = builder.create<dist::SendOp>(loc, v, meshRef,
+    auto op = builder.create<dist::SendOp>(at, v, meshRef,
                                            builder.getStringAttr("pp"),
                                            builder.getI64IntegerAttr(shift));
     op->setAttr("dtc.message", builder.getStringAttr(message));
     if (perMicroBatch)
       op->setAttr("dtc.micro_batch_transfer", builder.getUnitAttr());
   };
-  auto sumOverStages = [&](Value v) -> Value {
+  // (`what` it carries names it in --explain and traces.)
+  auto sumOverStages = [&](Value v, StringRef what) -> Value {
     if (!isStage() || pipelineStages == 1)
       return v;
-    return builder.create<dist::AllReduceOp>(
+    auto op = builder.create<dist::AllReduceOp>(
         loc, v.getType(), v,
         dist::ReduceKindAttr::get(ctx, dist::ReduceKind::Sum), meshRef,
         builder.getStrArrayAttr({"pp"}));
+    op->setAttr("dtc.explain", builder.getStringAttr(what));
+    return op.getResult();
   };
 
   // Micro-batches.
@@ -913,9 +932,9 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
         continue;
       }
       if (argString(main, i, kRole) == "activation") {
-        operands.push_back(
-            recvFrom(main.getArgument(i).getType(), -1,
-                     argString(main, i, kName) + "@" + Twine(k)));
+        operands.push_back(recvFrom(main.getArgument(i).getType(), -1,
+                                    argString(main, i, kName) + "@" + Twine(k),
+                                    argSource(main, i, loc)));
         continue;
       }
       Value full = batch[llvm::find(inputs, i) - inputs.begin()];
@@ -944,17 +963,20 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
     // The next stage's gradients of this stage's results.
     for (auto [c, i] : llvm::enumerate(cotangentArgs))
       operands.push_back(recvFrom(micro.getArgument(i).getType(), 1,
-                                  "d" + cotangentNames[c] + "@" + Twine(k)));
+                                  "d" + cotangentNames[c] + "@" + Twine(k),
+                                  cotangentSources[c]));
     auto call = builder.create<func::CallOp>(loc, micro, operands);
     ValueRange r = call.getResults();
     {
       unsigned base = 2 + trainable.size() + state.size();
       for (unsigned a = 0; a < numActivationResults; ++a)
-        sendTo(r[base + a], 1, activationOutNames[a] + "@" + Twine(k));
+        sendTo(r[base + a], 1, activationOutNames[a] + "@" + Twine(k),
+               activationOutSources[a]);
       for (unsigned a = 0; a < numActivationGrads; ++a)
         sendTo(r[base + numActivationResults + a], -1,
                "d" + argString(main, activationArgs[gradActivation[a]], kName) +
-                   "@" + Twine(k));
+                   "@" + Twine(k),
+               argSource(main, activationArgs[gradActivation[a]], loc));
     }
     lossSum = lossSum ? b.create<dtg::AddOp>(lossSum, r[0]) : r[0];
     count = count ? b.create<dtg::AddOp>(count, r[1]) : r[1];
@@ -973,8 +995,8 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   // that several stages read (tied embeddings) is the sum of theirs, added
   // in stage order on each so that every copy stays the same, and the
   // norm counts it once.
-  lossSum = sumOverStages(lossSum);
-  count = sumOverStages(count);
+  lossSum = sumOverStages(lossSum, "the loss sum over stages");
+  count = sumOverStages(count, "the loss count over stages");
   SmallVector<bool> countInNorm(gradSums.size(), true);
   if (isStage())
     for (auto [g, index] : llvm::enumerate(trainable)) {
@@ -985,13 +1007,14 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
       for (int64_t t : users.asArrayRef())
         if (t != pipelineStage)
           sendTo(gradSums[g], t - pipelineStage,
-                 "d" + argString(main, index, kName), false);
+                 "d" + argString(main, index, kName), loc, false);
       Value total;
       for (int64_t t : users.asArrayRef()) {
-        Value part = t == pipelineStage
-                         ? gradSums[g]
-                         : recvFrom(gradSums[g].getType(), t - pipelineStage,
-                                    "d" + argString(main, index, kName), false);
+        Value part =
+            t == pipelineStage
+                ? gradSums[g]
+                : recvFrom(gradSums[g].getType(), t - pipelineStage,
+                           "d" + argString(main, index, kName), loc, false);
         total = total ? b.create<dtg::AddOp>(total, part) : part;
       }
       gradSums[g] = total;
@@ -1017,7 +1040,8 @@ LogicalResult BuildTrainStepPass::buildTrainStep(func::FuncOp main,
   }
   if (!sumSquares)
     sumSquares = b.scalar(f64, 0.0);
-  Value norm = b.create<dtg::SqrtOp>(sumOverStages(sumSquares));
+  Value norm = b.create<dtg::SqrtOp>(
+      sumOverStages(sumSquares, "the gradients' sum of squares over stages"));
   Value clip = hyper["clip_norm"];
   Value coef = b.create<dtg::DivOp>(
       clip, b.create<dtg::AddOp>(norm, b.scalar(f64, 1e-6)));

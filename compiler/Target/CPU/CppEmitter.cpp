@@ -629,14 +629,19 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       continue;
     }
     // A collective is known by what it carries where dtc said so (a
-    // gradient bucket, a ZeRO-3 gather), else by its ONNX node or op.
+    // gradient bucket, a ZeRO-3 gather), a pipeline transfer by its message
+    // and the ONNX node that made the activation ("stage0.out1@2
+    // /h.3/Add_1"), else by its ONNX node or op.
     auto explain = op.getAttrOfType<StringAttr>("dtc.explain");
+    auto message = op.getAttrOfType<StringAttr>("dtc.message");
+    bool isDist = isa<dist::DistDialect>(op.getDialect());
     std::string label =
-        (explain && isa<dist::DistDialect>(op.getDialect()) ? explain.getValue()
-         : !node.empty()                                    ? StringRef(node)
-         : !unnamed.empty()                                 ? StringRef(unnamed)
-                            : op.getName().getStringRef())
-            .str();
+        explain && isDist ? explain.getValue().str()
+        : message && isDist
+            ? message.getValue().str() + (node.empty() ? "" : " " + node)
+        : !node.empty()    ? node
+        : !unnamed.empty() ? unnamed
+                           : op.getName().getStringRef().str();
     // (Waits first: their results alias their futures' buffers too.)
     if (op.hasAttr(memory::kAlias) && !isa<dist::WaitOp>(op) &&
         !folded.contains(&op)) {

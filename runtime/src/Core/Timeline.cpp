@@ -138,7 +138,8 @@ static std::string quote(const char *text) {
   return out + "\"";
 }
 
-bool dtcrt::writeTrace(const std::string &path, int rank, std::string &error) {
+bool dtcrt::writeTrace(const std::string &path, int rank,
+                       const std::string &labels, std::string &error) {
   Timeline &t = timeline();
   std::FILE *f = std::fopen(path.c_str(), "w");
   if (!f) {
@@ -152,6 +153,10 @@ bool dtcrt::writeTrace(const std::string &path, int rank, std::string &error) {
                "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
                "\"args\": {\"name\": \"rank %d\"}}",
                rank, rank);
+  std::fprintf(f,
+               ",\n{\"name\": \"process_labels\", \"ph\": \"M\", \"pid\": %d, "
+               "\"args\": {\"labels\": %s}}",
+               rank, quote(labels.c_str()).c_str());
   for (int track = 0; track < 4; ++track)
     std::fprintf(f,
                  ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "

@@ -48,10 +48,12 @@ void traceSpan(const char *name, const char *op, int track, double begin,
 /// Ends the kernel event left open at the end of a step.
 void traceEndStep();
 /// Writes the recorded events as a Chrome trace (chrome://tracing,
-/// ui.perfetto.dev): process `rank`, track 0 the kernels, 1 the
+/// ui.perfetto.dev): process `rank` labelled `labels` (its mesh
+/// coordinates, "dp 0, tp 1, pp 0"), track 0 the kernels, 1 the
 /// collectives and transfers, 2 the pipeline's forwards and backwards, 3
 /// the asynchronous collectives from their start to their completion.
-bool writeTrace(const std::string &path, int rank, std::string &error);
+bool writeTrace(const std::string &path, int rank, const std::string &labels,
+                std::string &error);
 
 } // namespace dtcrt
 

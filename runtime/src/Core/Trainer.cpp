@@ -1002,7 +1002,11 @@ int Trainer::run(int argc, char **argv) {
       else
         path.insert(dot, suffix);
     }
-    if (!writeTrace(path, mesh->rank(), error))
+    std::string labels;
+    for (int a = 0; a < kNumAxes; ++a)
+      labels += (a ? ", " : "") + std::string(axisName(a)) + " " +
+                std::to_string(mesh->coord(a));
+    if (!writeTrace(path, mesh->rank(), labels, error))
       return fail();
   }
   progress("done: " + std::to_string(step - first) +

@@ -4,7 +4,9 @@
 // the cut that sends the least (one [8, 64] value between the two blocks,
 // not two in the middle of one); that the weight both blocks read (tied)
 // is an argument of both stages, which say so; and that a transpose of a
-// parameter alone is computed by the stage that reads it, not sent.
+// parameter alone is computed by the stage that reads it, not sent. The
+// value sent names the op that made it (dtc.source: its transfers take that
+// location, so traces name them by the ONNX node).
 
 func.func @main(%x: tensor<8x64xf32> {dtg.name = "x", dtg.role = "input"},
                 %w: tensor<64x64xf32> {dtg.name = "w", dtg.role = "parameter"},
@@ -20,14 +22,15 @@ func.func @main(%x: tensor<8x64xf32> {dtg.name = "x", dtg.role = "input"},
   return %l : tensor<f32>
 }
 
+// CHECK: #[[SRC:.*]] = loc("/h.0/c")
 // CHECK: module attributes {dtc.pipeline_stages = 2 : i64}
-// CHECK: func.func @main_stage0(%[[X:.*]]: tensor<8x64xf32> {dtg.name = "x", dtg.role = "input"}, %[[W:.*]]: tensor<64x64xf32> {dtc.pipeline_stages_using = array<i64: 0, 1>, dtg.name = "w", dtg.role = "parameter"}) -> (tensor<8x64xf32> {dtc.chunk = 0 : i64, dtg.name = "stage0.out0", dtg.role = "activation"})
+// CHECK: func.func @main_stage0(%[[X:.*]]: tensor<8x64xf32> {dtg.name = "x", dtg.role = "input"}, %[[W:.*]]: tensor<64x64xf32> {dtc.pipeline_stages_using = array<i64: 0, 1>, dtg.name = "w", dtg.role = "parameter"}) -> (tensor<8x64xf32> {dtc.chunk = 0 : i64, dtc.source = #[[SRC]], dtg.name = "stage0.out0", dtg.role = "activation"})
 // CHECK-SAME: dtc.stage = 0 : i64
 // CHECK:   dtg.matmul %[[X]], %[[W]]
 // CHECK:   dtg.tanh
 // CHECK:   %[[C:.*]] = dtg.add
 // CHECK:   return %[[C]]
-// CHECK: func.func @main_stage1(%[[W1:.*]]: tensor<64x64xf32> {dtc.pipeline_stages_using = array<i64: 0, 1>, dtg.name = "w", dtg.role = "parameter"}, %[[V:.*]]: tensor<64x64xf32> {dtg.name = "v", dtg.role = "parameter"}, %[[IN:.*]]: tensor<8x64xf32> {dtc.chunk = 0 : i64, dtg.name = "stage0.out0", dtg.role = "activation"}) -> (tensor<f32> {dtc.chunk = 0 : i64, dtg.name = "loss"})
+// CHECK: func.func @main_stage1(%[[W1:.*]]: tensor<64x64xf32> {dtc.pipeline_stages_using = array<i64: 0, 1>, dtg.name = "w", dtg.role = "parameter"}, %[[V:.*]]: tensor<64x64xf32> {dtg.name = "v", dtg.role = "parameter"}, %[[IN:.*]]: tensor<8x64xf32> {dtc.chunk = 0 : i64, dtc.source = #[[SRC]], dtg.name = "stage0.out0", dtg.role = "activation"}) -> (tensor<f32> {dtc.chunk = 0 : i64, dtg.name = "loss"})
 // CHECK-SAME: dtc.stage = 1 : i64
 // CHECK:   %[[VT:.*]] = dtg.transpose %[[V]]
 // CHECK:   %[[D:.*]] = dtg.matmul %[[IN]], %[[W1]]
