@@ -743,6 +743,85 @@ TEST(MatMul, BFloat16) {
   expectClose(y, kMatMulBf16, 0, 0);
 }
 
+// bf16 products as the library (MatmulLibrary.h, on CPUs with
+// AVX512_BF16) or the widening path computes them: float sums of exact
+// products rounded once to bf16, so within half a bf16 ulp of the double
+// product (and float's rounding of the sums). Each layout the library
+// takes: a batch stacked over one right operand, batches a constant
+// stride apart with both operands transposed, broadcasting on both sides
+// (one product at a time), and dtg.gemm's transposes, alpha and beta c.
+TEST(MatMul, BFloat16Layouts) {
+  auto check = [](const char *what, const std::vector<bf16> &y,
+                  const std::vector<double> &want) {
+    for (size_t i = 0; i < y.size(); ++i) {
+      double got = double(float(y[i]));
+      ASSERT_NEAR(got, want[i], std::ldexp(std::fabs(want[i]), -8) + 1e-5)
+          << what << " element " << i;
+    }
+  };
+  auto values = [](int64_t n, double step) {
+    std::vector<bf16> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      v[size_t(i)] = bf16(float(std::sin(step * double(i))));
+    return v;
+  };
+  auto widened = [](const std::vector<bf16> &v) {
+    std::vector<float> f(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      f[i] = float(v[i]);
+    return f;
+  };
+  struct Case {
+    Shape sa, sb, sy;
+  } cases[] = {{{3, {3, 40, 50}}, {2, {50, 30}}, {3, {3, 40, 30}}},
+               {{4, {2, 1, 40, 33}}, {4, {1, 3, 33, 41}}, {4, {2, 3, 40, 41}}},
+               {{2, {64, 96}}, {2, {96, 80}}, {2, {64, 80}}}};
+  for (const Case &c : cases) {
+    std::vector<bf16> a = values(c.sa.numel(), 0.37);
+    std::vector<bf16> b = values(c.sb.numel(), 0.23), y(c.sy.numel());
+    matmul<bf16>(c.sa, c.sb, c.sy, a.data(), b.data(), y.data());
+    std::vector<float> af = widened(a), bf = widened(b);
+    check("matmul", y, referenceMatMul(c.sa, c.sb, c.sy, af.data(), bf.data()));
+  }
+  // Four products of [24, 40] by [40, 16], both operands stored transposed.
+  const int64_t batch = 4, m = 24, k = 40, n = 16;
+  std::vector<bf16> a = values(batch * m * k, 0.37);
+  std::vector<bf16> b = values(batch * k * n, 0.23), y(batch * m * n);
+  MatrixView va{0, {m * k}, 1, m}, vb{0, {k * n}, 1, k};
+  matmulView(Shape{3, {batch, m, n}}, k, a.data(), va, b.data(), vb, y.data());
+  std::vector<double> want(y.size());
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t p = 0; p < k; ++p)
+          want[size_t((bi * m + i) * n + j)] +=
+              double(float(a[size_t(bi * m * k + i + p * m)])) *
+              double(float(b[size_t(bi * k * n + p + j * k)]));
+  check("transposed views", y, want);
+  // gemm: y = 0.5 a^T b^T + 2 c, c a row broadcast.
+  std::vector<bf16> ga = values(k * m, 0.41), gb = values(n * k, 0.29);
+  std::vector<bf16> gc = values(n, 0.5), gy(m * n);
+  gemm<bf16>(Shape{2, {k, m}}, Shape{2, {n, k}}, Shape{1, {n}}, ga.data(),
+             gb.data(), gc.data(), 0.5, 2.0, true, true, gy.data());
+  std::vector<double> gwant(gy.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < k; ++p)
+        acc += double(float(ga[size_t(p * m + i)])) *
+               double(float(gb[size_t(j * k + p)]));
+      gwant[size_t(i * n + j)] = 0.5 * acc + 2.0 * double(float(gc[size_t(j)]));
+    }
+  check("gemm", gy, gwant);
+  // Where the library runs: noted, not required (a CPU without
+  // AVX512_BF16 widens, which the cases above then check).
+  std::printf(
+      "oneDNN bf16 matmul: %s\n",
+      nndetail::bf16MatmulFor(1, m, n, k, {0, k, 1}, {0, n, 1}, dnnl_bf16)
+          ? "used"
+          : "not available here");
+}
+
 // Small products by loops, each column count (1, 2, 4, 8 and 16 keep a
 // row's sums in registers; 3 and 17 take the general loop), with the right
 // operand as stored and transposed (a strided view), against double loops.

@@ -14,8 +14,7 @@
 // primitive descriptors take milliseconds) and kept for the process: the
 // cache is never freed, so that nothing of oneDNN is torn down after the
 // library itself at exit. DTCK_CONV=im2col in the environment turns the
-// library off (for comparisons). Through the C API: dnnl.hpp would add
-// seconds to every generated translation unit that includes NN.h.
+// library off (for comparisons).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +22,7 @@
 #define DTCRT_KERNELS_CONVLIBRARY_H
 
 #include "dtcrt/kernels/Common.h"
+#include "dtcrt/kernels/Dnnl.h"
 
 #include <array>
 #include <cstdlib>
@@ -30,7 +30,6 @@
 #include <map>
 #include <memory>
 
-#include <dnnl.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -49,7 +48,7 @@ public:
            const int64_t *strides, const int64_t *pads,
            const int64_t *dilations)
       : pass(pass) {
-    if (!engine() || !stream())
+    if (!dnnlEngine() || !dnnlStream())
       return;
     dnnl_dims_t xDims = {sx.dims[0], sx.dims[1], sx.dims[2], sx.dims[3]};
     dnnl_dims_t wDims = {sw.dims[0], sw.dims[1], sw.dims[2], sw.dims[3]};
@@ -78,7 +77,7 @@ public:
             &forward, dnnl_forward_training, dnnl_convolution_direct, &xAny,
             &wAny, nullptr, &yAny, stride, dilate, padBegin,
             padEnd) != dnnl_success ||
-        dnnl_primitive_desc_create(&hint, &forward, nullptr, engine(),
+        dnnl_primitive_desc_create(&hint, &forward, nullptr, dnnlEngine(),
                                    nullptr) != dnnl_success) {
       hint = nullptr;
       return;
@@ -97,8 +96,8 @@ public:
       return;
     if (pass == ConvPass::Forward)
       pd = hint, hint = nullptr;
-    else if (dnnl_primitive_desc_create(&pd, &desc, nullptr, engine(), hint) !=
-             dnnl_success) {
+    else if (dnnl_primitive_desc_create(&pd, &desc, nullptr, dnnlEngine(),
+                                        hint) != dnnl_success) {
       pd = nullptr;
       return;
     }
@@ -170,9 +169,11 @@ public:
     dnnl_exec_arg_t args[3];
     for (int i = 0; i < 3; ++i)
       args[i] = {argument[i], operands[i].inner};
-    if (dnnl_primitive_execute(primitive, stream(), 3, args) != dnnl_success)
+    if (dnnl_primitive_execute(primitive, dnnlStream(), 3, args) !=
+        dnnl_success)
       return false;
-    return operands[2].reorder_() && dnnl_stream_wait(stream()) == dnnl_success;
+    return operands[2].reorder_() &&
+           dnnl_stream_wait(dnnlStream()) == dnnl_success;
   }
 
 private:
@@ -186,14 +187,14 @@ private:
 
     bool init(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_t *own,
               bool toInner) {
-      if (!own || dnnl_memory_create(&user, plain, engine(),
+      if (!own || dnnl_memory_create(&user, plain, dnnlEngine(),
                                      DNNL_MEMORY_NONE) != dnnl_success)
         return false;
       if (dnnl_memory_desc_equal(plain, own)) {
         inner = user;
         return true;
       }
-      if (dnnl_memory_create(&inner, own, engine(), DNNL_MEMORY_ALLOCATE) !=
+      if (dnnl_memory_create(&inner, own, dnnlEngine(), DNNL_MEMORY_ALLOCATE) !=
           dnnl_success) {
         inner = nullptr;
         return false;
@@ -201,9 +202,9 @@ private:
       from = toInner ? user : inner;
       to = toInner ? inner : user;
       dnnl_primitive_desc_t rpd;
-      if (dnnl_reorder_primitive_desc_create(&rpd, toInner ? plain : own,
-                                             engine(), toInner ? own : plain,
-                                             engine(), nullptr) != dnnl_success)
+      if (dnnl_reorder_primitive_desc_create(
+              &rpd, toInner ? plain : own, dnnlEngine(), toInner ? own : plain,
+              dnnlEngine(), nullptr) != dnnl_success)
         return false;
       dnnl_status_t status = dnnl_primitive_create(&reorder, rpd);
       dnnl_primitive_desc_destroy(rpd);
@@ -217,7 +218,8 @@ private:
       if (!reorder)
         return true;
       dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-      return dnnl_primitive_execute(reorder, stream(), 2, args) == dnnl_success;
+      return dnnl_primitive_execute(reorder, dnnlStream(), 2, args) ==
+             dnnl_success;
     }
 
     void destroy() {
@@ -229,25 +231,6 @@ private:
         dnnl_memory_destroy(user);
     }
   };
-
-  static dnnl_engine_t engine() {
-    static dnnl_engine_t cpu = [] {
-      dnnl_engine_t e = nullptr;
-      return dnnl_engine_create(&e, dnnl_cpu, 0) == dnnl_success ? e : nullptr;
-    }();
-    return cpu;
-  }
-  static dnnl_stream_t stream() {
-    thread_local dnnl_stream_t own = [] {
-      dnnl_stream_t s = nullptr;
-      return engine() && dnnl_stream_create(&s, engine(),
-                                            dnnl_stream_default_flags) ==
-                             dnnl_success
-                 ? s
-                 : nullptr;
-    }();
-    return own;
-  }
 
   ConvPass pass;
   bool ready = false;

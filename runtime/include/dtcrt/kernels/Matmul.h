@@ -9,6 +9,7 @@
 #ifndef DTCRT_KERNELS_MATMUL_H
 #define DTCRT_KERNELS_MATMUL_H
 
+#include "dtcrt/kernels/MatmulLibrary.h"
 #include "dtcrt/kernels/NNSupport.h"
 
 namespace dtck {
@@ -219,8 +220,57 @@ inline MatrixView contiguousView(const Shape &s, const Shape &sy) {
   return v;
 }
 
+namespace nndetail {
+
+/// The stride between consecutive offsets when it is constant, 0 for fewer
+/// than two, -1 otherwise.
+inline int64_t constantStride(const std::vector<int64_t> &offsets) {
+  if (offsets.size() < 2)
+    return 0;
+  int64_t stride = offsets[1] - offsets[0];
+  for (size_t i = 2; i < offsets.size(); ++i)
+    if (offsets[i] - offsets[i - 1] != stride)
+      return -1;
+  return stride;
+}
+
+/// matmulView's bf16 products through oneDNN (MatmulLibrary.h), a and b
+/// read through the views (`va`, `vb`: their row and column strides) at
+/// the batch's offsets: one primitive when the batch's matrices lie a
+/// constant stride apart (the rows of a stacked batch over one b as one
+/// product), else one product at a time. False where the library does not
+/// take them (then y is unspecified).
+inline bool bf16MatmulByLibrary(int64_t numBatch, int64_t m, int64_t n,
+                                int64_t k, const bf16 *a, const MatrixView &va,
+                                const std::vector<int64_t> &aOffset,
+                                const bf16 *b, const MatrixView &vb,
+                                const std::vector<int64_t> &bOffset, bf16 *y) {
+  int64_t sa = constantStride(aOffset), sb = constantStride(bOffset);
+  DnnlMatmul *whole = nullptr;
+  if (numBatch > 1 && sb == 0 && va.col == 1 && sa == m * va.row)
+    whole = bf16MatmulFor(1, numBatch * m, n, k, {0, va.row, 1},
+                          {0, vb.row, vb.col}, dnnl_bf16);
+  else if (numBatch == 1 || (sa > 0 && sb >= 0))
+    whole = bf16MatmulFor(numBatch, m, n, k, {sa, va.row, va.col},
+                          {sb, vb.row, vb.col}, dnnl_bf16);
+  if (whole)
+    return whole->run(a + aOffset[0], b + bOffset[0], y);
+  DnnlMatmul *one = bf16MatmulFor(1, m, n, k, {0, va.row, va.col},
+                                  {0, vb.row, vb.col}, dnnl_bf16);
+  if (!one)
+    return false;
+  for (int64_t bi = 0; bi < numBatch; ++bi)
+    if (!one->run(a + aOffset[bi], b + bOffset[bi], y + bi * m * n))
+      return false;
+  return true;
+}
+
+} // namespace nndetail
+
 /// y[..., m, n] = a[..., m, k] x b[..., k, n] with the operands read through
 /// views (a transposed or sliced operand needs no copy). y is contiguous.
+/// bf16 products go to oneDNN where the CPU has AVX512_BF16
+/// (MatmulLibrary.h), others to BLAS on float or to loops.
 template <typename T>
 void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
                 const T *b, const MatrixView &vb, T *y) {
@@ -274,6 +324,10 @@ void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
       return v;
     };
     MatrixView ca = normalize(va, m, k), cb = normalize(vb, k, n);
+    if constexpr (std::is_same_v<T, bf16>)
+      if (bf16MatmulByLibrary(numBatch, m, n, k, a, ca, aOffset, b, cb, bOffset,
+                              y))
+        return;
     bool aStacked = true;
     for (int64_t bi = 0; bi < numBatch; ++bi)
       aStacked = aStacked && aOffset[bi] == aOffset[0] + bi * m * ca.row;
@@ -388,11 +442,28 @@ void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
           ys[i * n + j] =
               B(beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]));
     }
-    std::vector<B> aBuf, bBuf;
-    const B *as = widen<B>(a, sa.numel(), aBuf);
-    const B *bs = widen<B>(b, sb.numel(), bBuf);
-    parallelGemm<B>(transA, transB, m, n, k, B(alpha), as, sa.dims[1], bs,
-                    sb.dims[1], c ? B(1) : B(0), ys, n);
+    // bf16 through oneDNN (MatmulLibrary.h): the product in float, then
+    // alpha times it plus beta c, as sgemm computes them.
+    DnnlMatmul *library = nullptr;
+    if constexpr (std::is_same_v<T, bf16>)
+      library = bf16MatmulFor(1, m, n, k, {0, transA ? 1 : k, transA ? m : 1},
+                              {0, transB ? 1 : n, transB ? k : 1}, dnnl_f32);
+    std::vector<B> product;
+    if (library) {
+      product.resize(m * n);
+      library = library->run(a, b, product.data()) ? library : nullptr;
+    }
+    if (library) {
+      DTCK_PARALLEL_FOR(m * n)
+      for (int64_t i = 0; i < m * n; ++i)
+        ys[i] = B(alpha) * product[i] + (c ? ys[i] : B(0));
+    } else {
+      std::vector<B> aBuf, bBuf;
+      const B *as = widen<B>(a, sa.numel(), aBuf);
+      const B *bs = widen<B>(b, sb.numel(), bBuf);
+      parallelGemm<B>(transA, transB, m, n, k, B(alpha), as, sa.dims[1], bs,
+                      sb.dims[1], c ? B(1) : B(0), ys, n);
+    }
   }
   narrow(ys, m * n, y);
 }

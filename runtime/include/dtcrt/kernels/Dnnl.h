@@ -1,0 +1,40 @@
+//===- Dnnl.h - oneDNN's engine and streams for the kernels ---------------===//
+//
+// The CPU engine and the per-thread streams that the kernels' oneDNN
+// primitives (ConvLibrary.h, MatmulLibrary.h) run on. Through the C API:
+// dnnl.hpp would add seconds to every generated translation unit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTCRT_KERNELS_DNNL_H
+#define DTCRT_KERNELS_DNNL_H
+
+#include <dnnl.h>
+
+namespace dtck::nndetail {
+
+/// The process's oneDNN CPU engine, or nullptr if oneDNN cannot make one.
+inline dnnl_engine_t dnnlEngine() {
+  static dnnl_engine_t cpu = [] {
+    dnnl_engine_t e = nullptr;
+    return dnnl_engine_create(&e, dnnl_cpu, 0) == dnnl_success ? e : nullptr;
+  }();
+  return cpu;
+}
+
+/// The calling thread's stream on dnnlEngine(), or nullptr.
+inline dnnl_stream_t dnnlStream() {
+  thread_local dnnl_stream_t own = [] {
+    dnnl_stream_t s = nullptr;
+    return dnnlEngine() &&
+                   dnnl_stream_create(&s, dnnlEngine(),
+                                      dnnl_stream_default_flags) == dnnl_success
+               ? s
+               : nullptr;
+  }();
+  return own;
+}
+
+} // namespace dtck::nndetail
+
+#endif // DTCRT_KERNELS_DNNL_H
