@@ -1121,6 +1121,7 @@ TEST(Conv, PlanarTapTableMatchesTheGeneralOne) {
 /// `c` over `batch` images of `channels` channels into `filters` filters in
 /// `group` groups at 1, 2 and 3 threads, and holds them against the
 /// definition summed in double.
+template <typename T = float>
 void expectConvMatchesTheDefinition(const Geometry &c, int64_t batch,
                                     int64_t channels, int64_t filters,
                                     int64_t group) {
@@ -1129,9 +1130,10 @@ void expectConvMatchesTheDefinition(const Geometry &c, int64_t batch,
   Shape sx{4, {batch, channels, c.h, c.w}}, sw{4, {filters, cg, c.kh, c.kw}},
       sy{4, {batch, filters, oh, ow}};
   const int64_t strides[] = {c.sh, c.sw}, dil[] = {c.dh, c.dw};
-  std::vector<float> x = ramp(sx, 37, 23, 11, 8), w = ramp(sw, 29, 19, 9, 4);
-  std::vector<float> bias = ramp(Shape{1, {filters}}, 7, 5, 2, 2);
-  std::vector<float> g = ramp(sy, 13, 11, 5, 4);
+  std::vector<T> x = ramp<T>(sx, 37, 23, 11, 8), w = ramp<T>(sw, 29, 19, 9, 4);
+  std::vector<T> bias = ramp<T>(Shape{1, {filters}}, 7, 5, 2, 2);
+  std::vector<T> g = ramp<T>(sy, 13, 11, 5, 4);
+  auto v = [](T e) { return double(float(e)); };
   // The definition: output (n, f, i, j) reads input row i * sh - top +
   // a * dh and column j * sw - left + b * dw of the channels of f's group,
   // for tap (a, b).
@@ -1141,7 +1143,7 @@ void expectConvMatchesTheDefinition(const Geometry &c, int64_t batch,
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
           int64_t out = ((n * filters + f) * oh + i) * ow + j;
-          double sum = bias[f];
+          double sum = v(bias[f]);
           for (int64_t k = 0; k < cg; ++k)
             for (int64_t a = 0; a < c.kh; ++a)
               for (int64_t b = 0; b < c.kw; ++b) {
@@ -1152,30 +1154,32 @@ void expectConvMatchesTheDefinition(const Geometry &c, int64_t batch,
                 int64_t ch = (f / fg) * cg + k;
                 int64_t in = ((n * channels + ch) * c.h + r) * c.w + q;
                 int64_t tap = ((f * cg + k) * c.kh + a) * c.kw + b;
-                sum += double(w[tap]) * x[in];
-                dx0[in] += double(w[tap]) * g[out];
-                dw0[tap] += double(g[out]) * x[in];
+                sum += v(w[tap]) * v(x[in]);
+                dx0[in] += v(w[tap]) * v(g[out]);
+                dw0[tap] += v(g[out]) * v(x[in]);
               }
           y0[out] = sum;
         }
   for (int threads : {1, 2, 3}) {
-    std::vector<float> y(sy.numel()), dx(sx.numel()), dw(sw.numel());
+    std::vector<T> y(sy.numel()), dx(sx.numel()), dw(sw.numel());
+    // bf16 results are rounded once: within half a bf16 ulp (2^-9).
+    double tolerance = std::is_same_v<T, float> ? 1e-5 : 4e-3;
     withThreads(threads, [&] {
-      conv<float>(sx, sw, sy, x.data(), w.data(), bias.data(), strides, c.pads,
-                  dil, group, y.data());
-      convInputGrad<float>(sy, sw, sx, g.data(), w.data(), strides, c.pads, dil,
-                           group, dx.data());
-      convWeightGrad<float>(sy, sx, sw, g.data(), x.data(), strides, c.pads,
-                            dil, group, dw.data());
+      conv<T>(sx, sw, sy, x.data(), w.data(), bias.data(), strides, c.pads, dil,
+              group, y.data());
+      convInputGrad<T>(sy, sw, sx, g.data(), w.data(), strides, c.pads, dil,
+                       group, dx.data());
+      convWeightGrad<T>(sy, sx, sw, g.data(), x.data(), strides, c.pads, dil,
+                        group, dw.data());
     });
     for (size_t i = 0; i < y.size(); ++i)
-      ASSERT_NEAR(y[i], y0[i], 1e-5 * (1 + std::fabs(y0[i])))
+      ASSERT_NEAR(v(y[i]), y0[i], tolerance * (1 + std::fabs(y0[i])))
           << c.h << "x" << c.w << ", " << threads << " threads, y " << i;
     for (size_t i = 0; i < dx.size(); ++i)
-      ASSERT_NEAR(dx[i], dx0[i], 1e-5 * (1 + std::fabs(dx0[i])))
+      ASSERT_NEAR(v(dx[i]), dx0[i], tolerance * (1 + std::fabs(dx0[i])))
           << c.h << "x" << c.w << ", " << threads << " threads, dx " << i;
     for (size_t i = 0; i < dw.size(); ++i)
-      ASSERT_NEAR(dw[i], dw0[i], 1e-5 * (1 + std::fabs(dw0[i])))
+      ASSERT_NEAR(v(dw[i]), dw0[i], tolerance * (1 + std::fabs(dw0[i])))
           << c.h << "x" << c.w << ", " << threads << " threads, dw " << i;
   }
 }
@@ -1274,14 +1278,21 @@ TEST(Conv, LibraryMatchesTheDefinition) {
     expectConvMatchesTheDefinition(c, 2, 16, 16, 1);
     expectConvMatchesTheDefinition(c, 3, 3, 8, 1);
     expectConvMatchesTheDefinition(c, 2, 12, 20, 1);
+    // bf16 operands (oneDNN's bf16 kernels on CPUs with AVX512_BF16).
+    expectConvMatchesTheDefinition<bf16>(c, 2, 16, 16, 1);
+    expectConvMatchesTheDefinition<bf16>(c, 2, 12, 20, 1);
   }
   // Where the library runs: noted, not required (a CPU without a JIT
   // kernel keeps im2col, which the cases above then check).
   Shape sx{4, {2, 16, 9, 9}}, sw{4, {16, 16, 3, 3}}, sy{4, {2, 16, 9, 9}};
   const int64_t strides[] = {1, 1}, pads[] = {1, 1, 1, 1}, dil[] = {1, 1};
-  std::printf("oneDNN convolution: %s\n",
+  std::printf("oneDNN convolution: %s; bf16: %s\n",
               nndetail::convLibraryFor(nndetail::ConvPass::Forward, sx, sw, sy,
                                        strides, pads, dil, 1)
+                  ? "used"
+                  : "not available here",
+              nndetail::convLibraryFor(nndetail::ConvPass::Forward, sx, sw, sy,
+                                       strides, pads, dil, 1, dnnl_bf16)
                   ? "used"
                   : "not available here");
 }

@@ -475,25 +475,8 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
   using namespace nndetail;
   using B = BlasType<T>;
   std::vector<B> xBuf, wBuf, yBuf;
-  const B *xs = widen<B>(x, sx.numel(), xBuf);
-  const B *ws = widen<B>(w, sw.numel(), wBuf);
   B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
-  if (isDepthwise2d(sx, sw, group)) {
-    depthwiseConv(Planar(sx, sy, sw.dims + 2, strides, pads, dilations),
-                  batch * channels, channels, xs, ws, ys);
-    if (bias) {
-      int64_t o = sy.numel() / (batch * filters);
-      DTCK_PARALLEL_FOR(sy.numel())
-      for (int64_t nf = 0; nf < batch * filters; ++nf) {
-        B value = static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
-        for (int64_t p = 0; p < o; ++p)
-          ys[nf * o + p] += value;
-      }
-    }
-    narrow(ys, sy.numel(), y);
-    return;
-  }
   int64_t o = sy.numel() / (batch * filters);
   auto addBias = [&] {
     if (!bias)
@@ -505,14 +488,25 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
         ys[nf * o + p] += value;
     }
   };
-  if constexpr (std::is_same_v<B, float>) {
-    DnnlConv *library = convLibraryFor(ConvPass::Forward, sx, sw, sy, strides,
+  bool depthwise = isDepthwise2d(sx, sw, group);
+  // float and bf16 operands go to oneDNN as they are (bf16 unwidened).
+  if (DnnlConv *library =
+          depthwise ? nullptr
+                    : convLibraryOf<T>(ConvPass::Forward, sx, sw, sy, strides,
                                        pads, dilations, group);
-    if (library && library->run(xs, ws, ys)) {
-      addBias();
-      narrow(ys, sy.numel(), y);
-      return;
-    }
+      library && library->run(x, w, ys)) {
+    addBias();
+    narrow(ys, sy.numel(), y);
+    return;
+  }
+  const B *xs = widen<B>(x, sx.numel(), xBuf);
+  const B *ws = widen<B>(w, sw.numel(), wBuf);
+  if (depthwise) {
+    depthwiseConv(Planar(sx, sy, sw.dims + 2, strides, pads, dilations),
+                  batch * channels, channels, xs, ws, ys);
+    addBias();
+    narrow(ys, sy.numel(), y);
+    return;
   }
   Window win(sx, sy, sw.dims + 2, strides, pads, dilations);
   int64_t cg = channels / group, fg = filters / group;
@@ -547,24 +541,25 @@ void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
   using namespace nndetail;
   using B = BlasType<T>;
   std::vector<B> gBuf, wBuf, xBuf;
-  const B *gs = widen<B>(g, sg.numel(), gBuf);
-  const B *ws = widen<B>(w, sw.numel(), wBuf);
   B *xs = computeBuffer<B>(dx, sx.numel(), xBuf);
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
-  if (isDepthwise2d(sx, sw, group)) {
+  bool depthwise = isDepthwise2d(sx, sw, group);
+  if (DnnlConv *library =
+          depthwise ? nullptr
+                    : convLibraryOf<T>(ConvPass::InputGrad, sx, sw, sg, strides,
+                                       pads, dilations, group);
+      library && library->run(g, w, xs)) {
+    narrow(xs, sx.numel(), dx);
+    return;
+  }
+  const B *gs = widen<B>(g, sg.numel(), gBuf);
+  const B *ws = widen<B>(w, sw.numel(), wBuf);
+  if (depthwise) {
     depthwiseConvInputGrad(
         Planar(sx, sg, sw.dims + 2, strides, pads, dilations), batch * channels,
         channels, gs, ws, xs);
     narrow(xs, sx.numel(), dx);
     return;
-  }
-  if constexpr (std::is_same_v<B, float>) {
-    DnnlConv *library = convLibraryFor(ConvPass::InputGrad, sx, sw, sg, strides,
-                                       pads, dilations, group);
-    if (library && library->run(gs, ws, xs)) {
-      narrow(xs, sx.numel(), dx);
-      return;
-    }
   }
   Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
   int64_t cg = channels / group, fg = filters / group;
@@ -600,24 +595,25 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
   using B = BlasType<T>;
   int64_t size = sw.numel();
   std::vector<B> gBuf, xBuf, wBuf;
-  const B *gs = widen<B>(g, sg.numel(), gBuf);
-  const B *xs = widen<B>(x, sx.numel(), xBuf);
   B *wsum = computeBuffer<B>(dw, size, wBuf);
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
-  if (isDepthwise2d(sx, sw, group)) {
+  bool depthwise = isDepthwise2d(sx, sw, group);
+  if (DnnlConv *library =
+          depthwise ? nullptr
+                    : convLibraryOf<T>(ConvPass::WeightGrad, sx, sw, sg,
+                                       strides, pads, dilations, group);
+      library && library->run(g, x, wsum)) {
+    narrow(wsum, size, dw);
+    return;
+  }
+  const B *gs = widen<B>(g, sg.numel(), gBuf);
+  const B *xs = widen<B>(x, sx.numel(), xBuf);
+  if (depthwise) {
     depthwiseConvWeightGrad(
         Planar(sx, sg, sw.dims + 2, strides, pads, dilations), batch, channels,
         gs, xs, wsum);
     narrow(wsum, size, dw);
     return;
-  }
-  if constexpr (std::is_same_v<B, float>) {
-    DnnlConv *library = convLibraryFor(ConvPass::WeightGrad, sx, sw, sg,
-                                       strides, pads, dilations, group);
-    if (library && library->run(gs, xs, wsum)) {
-      narrow(wsum, size, dw);
-      return;
-    }
   }
   Window win(sx, sg, sw.dims + 2, strides, pads, dilations);
   int64_t cg = channels / group, fg = filters / group;

@@ -1,14 +1,16 @@
-//===- ConvLibrary.h - 2-D float convolutions through oneDNN --------------===//
+//===- ConvLibrary.h - 2-D convolutions through oneDNN --------------------===//
 //
 // oneDNN's convolution primitives (its JIT kernels over channel-blocked
-// layouts) for the forward pass and both gradients of 2-D float
+// layouts) for the forward pass and both gradients of 2-D float and bf16
 // convolutions with one group, for NN.h's conv, convInputGrad and
-// convWeightGrad. Measured on ResNet-18's and examples/cnn's shapes at one
-// thread, reorders to and from the blocked layouts included, they take
-// 0.3-0.8x the time of im2col and a GEMM (test/bench/README.md); where
-// oneDNN has no JIT kernel (a CPU without AVX2, say) or one was measured
-// slower (the input gradient of fewer than 8 channels: a 3-channel stem's
-// 7x7 stride-2 one took 3x as long), the kernels keep im2col.
+// convWeightGrad. bf16 operands give float results (the kernels add the
+// bias and round once, as on the widened path), on CPUs with AVX512_BF16.
+// Measured on ResNet-18's and examples/cnn's shapes at one thread, reorders to
+// and from the blocked layouts included, they take 0.3-0.8x the time of im2col
+// and a GEMM (test/bench/README.md); where oneDNN has no JIT kernel (a CPU
+// without AVX2, say) or one was measured slower (the input gradient of fewer
+// than 8 channels: a 3-channel stem's 7x7 stride-2 one took 3x as long), the
+// kernels keep im2col.
 //
 // A primitive is built once per geometry and pass and thread (oneDNN's
 // primitive descriptors take milliseconds) and kept for the process: the
@@ -39,17 +41,21 @@ namespace dtck::nndetail {
 /// The pass of a convolution a library primitive computes.
 enum class ConvPass { Forward, InputGrad, WeightGrad };
 
-/// One pass of one 2-D float convolution geometry as a oneDNN primitive,
-/// with the reorders between the kernels' plain layouts (NCHW, OIHW) and
-/// the primitive's.
+/// One pass of one 2-D convolution geometry as a oneDNN primitive, its
+/// operands of `in` (f32 or bf16) and its result f32, with the reorders
+/// between the kernels' plain layouts (NCHW, OIHW) and the primitive's.
 class DnnlConv {
 public:
   DnnlConv(ConvPass pass, const Shape &sx, const Shape &sw, const Shape &sy,
            const int64_t *strides, const int64_t *pads,
-           const int64_t *dilations)
+           const int64_t *dilations, dnnl_data_type_t in)
       : pass(pass) {
     if (!dnnlEngine() || !dnnlStream())
       return;
+    // The pass's result is f32, its operands `in`.
+    dnnl_data_type_t xType = pass == ConvPass::InputGrad ? dnnl_f32 : in;
+    dnnl_data_type_t wType = pass == ConvPass::WeightGrad ? dnnl_f32 : in;
+    dnnl_data_type_t yType = pass == ConvPass::Forward ? dnnl_f32 : in;
     dnnl_dims_t xDims = {sx.dims[0], sx.dims[1], sx.dims[2], sx.dims[3]};
     dnnl_dims_t wDims = {sw.dims[0], sw.dims[1], sw.dims[2], sw.dims[3]};
     dnnl_dims_t yDims = {sy.dims[0], sy.dims[1], sy.dims[2], sy.dims[3]};
@@ -57,25 +63,31 @@ public:
     // oneDNN counts dilation from 0 (no gaps).
     dnnl_dims_t dilate = {dilations[0] - 1, dilations[1] - 1};
     dnnl_dims_t padBegin = {pads[0], pads[1]}, padEnd = {pads[2], pads[3]};
-    dnnl_memory_desc_t xAny, wAny, yAny;
-    if (dnnl_memory_desc_init_by_tag(&xAny, 4, xDims, dnnl_f32,
-                                     dnnl_format_tag_any) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&wAny, 4, wDims, dnnl_f32,
-                                     dnnl_format_tag_any) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&yAny, 4, yDims, dnnl_f32,
-                                     dnnl_format_tag_any) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&xPlain, 4, xDims, dnnl_f32, dnnl_nchw) !=
+    dnnl_memory_desc_t xAny, wAny, yAny, xIn, wIn, yOut;
+    if (dnnl_memory_desc_init_by_tag(&xIn, 4, xDims, in, dnnl_format_tag_any) !=
             dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&wPlain, 4, wDims, dnnl_f32, dnnl_oihw) !=
+        dnnl_memory_desc_init_by_tag(&wIn, 4, wDims, in, dnnl_format_tag_any) !=
             dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&yPlain, 4, yDims, dnnl_f32, dnnl_nchw) !=
+        dnnl_memory_desc_init_by_tag(&yOut, 4, yDims, dnnl_f32,
+                                     dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&xAny, 4, xDims, xType,
+                                     dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&wAny, 4, wDims, wType,
+                                     dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&yAny, 4, yDims, yType,
+                                     dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&xPlain, 4, xDims, xType, dnnl_nchw) !=
+            dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&wPlain, 4, wDims, wType, dnnl_oihw) !=
+            dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&yPlain, 4, yDims, yType, dnnl_nchw) !=
             dnnl_success)
       return;
     // The backward passes take the forward primitive descriptor as a hint.
     dnnl_convolution_desc_t forward;
     if (dnnl_dilated_convolution_forward_desc_init(
-            &forward, dnnl_forward_training, dnnl_convolution_direct, &xAny,
-            &wAny, nullptr, &yAny, stride, dilate, padBegin,
+            &forward, dnnl_forward_training, dnnl_convolution_direct, &xIn,
+            &wIn, nullptr, &yOut, stride, dilate, padBegin,
             padEnd) != dnnl_success ||
         dnnl_primitive_desc_create(&hint, &forward, nullptr, dnnlEngine(),
                                    nullptr) != dnnl_success) {
@@ -101,10 +113,13 @@ public:
       pd = nullptr;
       return;
     }
+    // A JIT kernel (for bf16 also a brgemm one), not a reference kernel.
     const char *impl = nullptr;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
             dnnl_success ||
-        !impl || std::strncmp(impl, "jit", 3) != 0)
+        !impl ||
+        (std::strncmp(impl, "jit", 3) != 0 &&
+         (in == dnnl_f32 || std::strncmp(impl, "brg", 3) != 0)))
       return;
     if (dnnl_primitive_create(&primitive, pd) != dnnl_success) {
       primitive = nullptr;
@@ -157,11 +172,11 @@ public:
   /// dx from dy and w (InputGrad: a = dy, b = w, out = dx), dw from dy and
   /// x (WeightGrad: a = dy, b = x, out = dw). False if oneDNN failed (then
   /// `out` is unspecified and the caller computes it).
-  bool run(const float *a, const float *b, float *out) {
-    const float *data[3] = {a, b, out};
+  bool run(const void *a, const void *b, void *out) {
+    const void *data[3] = {a, b, out};
     for (int i = 0; i < 3; ++i)
       if (dnnl_memory_set_data_handle(
-              operands[i].user, const_cast<float *>(data[i])) != dnnl_success)
+              operands[i].user, const_cast<void *>(data[i])) != dnnl_success)
         return false;
     for (int i = 0; i < 2; ++i)
       if (!operands[i].reorder_())
@@ -250,25 +265,28 @@ inline bool convLibraryEnabled() {
   return enabled;
 }
 
-/// This thread's primitive for the pass of a float convolution over
-/// x [N, C, H, W] and w [F, C/group, KH, KW] into y [N, F, OH, OW] (pads:
-/// top, left, bottom, right), or nullptr where the kernels keep im2col: the
-/// library off, not two spatial dimensions, groups, inside a parallel
-/// region (oneDNN would run on one thread), no JIT kernel, or an input
-/// gradient of fewer than 8 channels.
+/// This thread's primitive for the pass of a convolution of `in` operands
+/// (f32 or bf16) over x [N, C, H, W] and w [F, C/group, KH, KW] into
+/// y [N, F, OH, OW] (pads: top, left, bottom, right), or nullptr where the
+/// kernels keep im2col: the library off, not two spatial dimensions,
+/// groups, inside a parallel region (oneDNN would run on one thread), no
+/// JIT kernel, an input gradient of fewer than 8 channels, or bf16 on a
+/// CPU without AVX512_BF16.
 inline DnnlConv *convLibraryFor(ConvPass pass, const Shape &sx, const Shape &sw,
                                 const Shape &sy, const int64_t *strides,
                                 const int64_t *pads, const int64_t *dilations,
-                                int64_t group) {
+                                int64_t group, dnnl_data_type_t in = dnnl_f32) {
   if (!convLibraryEnabled() || sx.rank != 4 || group != 1 ||
-      (pass == ConvPass::InputGrad && sx.dims[1] < 8))
+      (pass == ConvPass::InputGrad && sx.dims[1] < 8) ||
+      (in == dnnl_bf16 && !dnnlHasBf16()))
     return nullptr;
 #ifdef _OPENMP
   if (omp_in_parallel())
     return nullptr;
 #endif
-  using Key = std::array<int64_t, 21>;
-  Key key = {static_cast<int64_t>(pass),
+  using Key = std::array<int64_t, 22>;
+  Key key = {static_cast<int64_t>(in),
+             static_cast<int64_t>(pass),
              strides[0],
              strides[1],
              pads[0],
@@ -278,17 +296,31 @@ inline DnnlConv *convLibraryFor(ConvPass pass, const Shape &sx, const Shape &sw,
              dilations[0],
              dilations[1]};
   for (int d = 0; d < 4; ++d) {
-    key[9 + d] = sx.dims[d];
-    key[13 + d] = sw.dims[d];
-    key[17 + d] = sy.dims[d];
+    key[10 + d] = sx.dims[d];
+    key[14 + d] = sw.dims[d];
+    key[18 + d] = sy.dims[d];
   }
   // Never freed: see the file comment.
   thread_local auto *cache = new std::map<Key, std::unique_ptr<DnnlConv>>();
   std::unique_ptr<DnnlConv> &entry = (*cache)[key];
   if (!entry)
-    entry =
-        std::make_unique<DnnlConv>(pass, sx, sw, sy, strides, pads, dilations);
+    entry = std::make_unique<DnnlConv>(pass, sx, sw, sy, strides, pads,
+                                       dilations, in);
   return entry->ok() ? entry.get() : nullptr;
+}
+
+/// convLibraryFor with the operands of T: float and bf16 convolutions
+/// (others widen to float first, or keep im2col: nullptr).
+template <typename T>
+DnnlConv *convLibraryOf(ConvPass pass, const Shape &sx, const Shape &sw,
+                        const Shape &sy, const int64_t *strides,
+                        const int64_t *pads, const int64_t *dilations,
+                        int64_t group) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>)
+    return convLibraryFor(pass, sx, sw, sy, strides, pads, dilations, group,
+                          std::is_same_v<T, float> ? dnnl_f32 : dnnl_bf16);
+  else
+    return nullptr;
 }
 
 } // namespace dtck::nndetail

@@ -35,6 +35,17 @@ inline dnnl_stream_t dnnlStream() {
   return own;
 }
 
+/// True when oneDNN sees AVX512_BF16 on this CPU (bf16 products and
+/// convolutions then go to its kernels instead of widening to float).
+inline bool dnnlHasBf16() {
+  static const bool has = [] {
+    auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    auto bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+    return (isa & bf16) == bf16;
+  }();
+  return has;
+}
+
 } // namespace dtck::nndetail
 
 #endif // DTCRT_KERNELS_DNNL_H

@@ -747,6 +747,13 @@ DTCK_COMPARE(greaterEqual, >=)
 // Where and cast
 //===----------------------------------------------------------------------===//
 
+namespace detail {
+/// Types whose every value a float holds exactly: float, bf16, f16.
+template <typename T>
+constexpr bool kFloatHeld = std::is_same_v<T, float> ||
+                            std::is_same_v<T, bf16> || std::is_same_v<T, f16>;
+} // namespace detail
+
 namespace scalar {
 
 /// condition ? onTrue : onFalse.
@@ -761,6 +768,11 @@ template <typename T> DTCK_HD inline T where(bool c, T t, T f) {
 template <typename To, typename From> DTCK_HD inline To cast(From x) {
   if constexpr (std::is_same_v<From, To>)
     return x;
+  else if constexpr (detail::kFloatHeld<From> && detail::kFloatHeld<To>)
+    // Between float, bf16 and f16: one rounding of the float value (exact
+    // in double too, so the same as through double), without the double
+    // path's branches, so that loops over it vectorize.
+    return To(static_cast<float>(x));
   else if constexpr (isFloating<From>)
     return detail::fromDouble<To>(detail::toDouble(x));
   else

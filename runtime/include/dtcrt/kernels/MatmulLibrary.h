@@ -135,11 +135,7 @@ private:
 inline bool bf16MatmulLibraryEnabled() {
   static const bool enabled = [] {
     const char *choice = std::getenv("DTCK_MATMUL");
-    if (choice && std::strcmp(choice, "widen") == 0)
-      return false;
-    auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-    auto bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
-    return (isa & bf16) == bf16;
+    return !(choice && std::strcmp(choice, "widen") == 0) && dnnlHasBf16();
   }();
   return enabled;
 }
