@@ -40,14 +40,14 @@ int64_t numel(ArrayRef<int64_t> dims) {
   return n;
 }
 
-/// Elements above which a loop runs across OpenMP threads
-/// (dtck::kParallelThreshold).
 /// The combining op of a reduction in the CUDA library's numbering (0 sum,
 /// 1 max, 2 min).
 int reduceOpOf(Operation *r) {
   return isa<dtg::ReduceMaxOp>(r) ? 1 : isa<dtg::ReduceMinOp>(r) ? 2 : 0;
 }
 
+/// Elements above which a loop runs across OpenMP threads
+/// (dtck::kParallelThreshold).
 constexpr int64_t kParallelThreshold = 1 << 14;
 
 /// Elements a CUDA elementwise kernel's thread moves as one access
@@ -57,6 +57,11 @@ constexpr int64_t kVector = 4;
 /// Results of a column reduction (last dimension kept) one task accumulates
 /// at once.
 constexpr int64_t kColumnBlock = 64;
+
+/// Results of a row reduction (last dimension reduced) one task accumulates
+/// at once, and the elements of a row it buffers at a time.
+constexpr int64_t kRowWays = 8;
+constexpr int64_t kRowBlock = 1024;
 
 /// A strided read of an input (a block argument, possibly through views).
 struct Source {
@@ -900,6 +905,26 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     os << text;
     return success();
   };
+  // The prologue and the reduced values at one input element, stored as
+  // their accumulators take them into the buffers (`buf` with `suffix`).
+  auto emitValues = [&](ArrayRef<std::string> inIndex,
+                        StringRef suffix) -> LogicalResult {
+    llvm::DenseMap<Value, std::string> names;
+    std::string text;
+    llvm::raw_string_ostream bodyOs(text);
+    if (failed(computeOps(prologue, in, inIndex, bodyOs, names)))
+      return failure();
+    for (auto [r, name] : llvm::zip(reductions, acc)) {
+      FailureOr<std::string> v =
+          valueAt(r->getOperand(0), in, inIndex, bodyOs, names);
+      if (failed(v))
+        return failure();
+      bodyOs << "      buf" << name << suffix << " = dtck::scalar::accumulated("
+             << *v << ");\n";
+    }
+    os << text;
+    return success();
+  };
   // Decomposes `var` into the kept input coordinates of `dims` (the
   // dimensions not reduced, last first).
   auto emitKept = [&](ArrayRef<int64_t> dims,
@@ -962,8 +987,95 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     return success();
   }
 
+  // The last dimension is reduced (a row reduction: LayerNorm's and
+  // softmax's sums, BatchNorm's per-channel ones): each task takes
+  // kRowWays results. For each block of their elements (the trailing
+  // reduced dimensions, up to kRowBlock elements, else a block of the last
+  // one) it computes the prologue and the values to reduce into a buffer,
+  // one result's block at a time (contiguous reads that vectorize and
+  // stream), then adds the buffer into the accumulators, the results
+  // interleaved (independent chains instead of one waiting on each
+  // addition). Every result still accumulates its operand elements in
+  // increasing order: the same sums as one element at a time.
+  if (in[last] > 1 && llvm::is_contained(axes, last)) {
+    // The trailing reduced dimensions a block spans whole.
+    SmallVector<int64_t> trailing = {last};
+    int64_t span = in[last];
+    for (int64_t d = last - 1;
+         d >= 0 && llvm::is_contained(axes, d) && span * in[d] <= kRowBlock;
+         --d) {
+      trailing.insert(trailing.begin(), d);
+      span *= in[d];
+    }
+    int64_t run = in[last];
+    int64_t block = std::min<int64_t>(span, kRowBlock);
+    bool chunked = span > kRowBlock; // blocks of the last dimension
+    int64_t ways = std::min<int64_t>(kRowWays, outCount);
+    int64_t groups = (outCount + ways - 1) / ways;
+    if (parallel && groups > 1)
+      os << "#pragma omp parallel for\n";
+    os << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n"
+       << "    const int64_t ways = std::min<int64_t>(" << ways << ", "
+       << outCount << " - g * " << ways << ");\n";
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "    double " << name << "[" << ways << "], buf" << name << "["
+         << ways << "][" << block << "];\n"
+         << "    for (int64_t k = 0; k < " << ways << "; ++k)\n      " << name
+         << "[k] = " << initOf(r) << ";\n";
+    for (int64_t a : axes) {
+      if (llvm::is_contained(trailing, a))
+        continue;
+      inIndex[a] = "j" + std::to_string(a);
+      os << "    for (int64_t " << inIndex[a] << " = 0; " << inIndex[a] << " < "
+         << in[a] << "; ++" << inIndex[a] << ")\n";
+    }
+    if (chunked)
+      os << "    for (int64_t q0 = 0; q0 < " << run << "; q0 += " << block
+         << ") {\n"
+         << "    const int64_t len = std::min<int64_t>(" << block << ", " << run
+         << " - q0);\n";
+    else
+      os << "    {\n    const int64_t len = " << block << ";\n";
+    os << "    for (int64_t k = 0; k < ways; ++k) {\n"
+       << "    const int64_t r = g * " << ways << " + k;\n";
+    emitKept(keptDims, inIndex, "r");
+    // The element's place in the block: its trailing coordinates, row-major.
+    std::string place;
+    for (int64_t d : ArrayRef(trailing).drop_back()) {
+      inIndex[d] = "j" + std::to_string(d);
+      os << "    for (int64_t " << inIndex[d] << " = 0; " << inIndex[d] << " < "
+         << in[d] << "; ++" << inIndex[d] << ")\n";
+      place = (place.empty() ? inIndex[d]
+                             : "(" + place + ") * " + std::to_string(in[d]) +
+                                   " + " + inIndex[d]);
+    }
+    inIndex[last] = "j" + std::to_string(last);
+    place = place.empty() ? "q"
+                          : "(" + place + ") * " + std::to_string(run) + " + q";
+    os << "    for (int64_t q = 0; q < "
+       << (chunked ? "len" : std::to_string(run)) << "; ++q) {\n"
+       << "      const int64_t " << inIndex[last] << " = "
+       << (chunked ? "q0 + q" : "q") << ";\n";
+    if (failed(emitValues(inIndex, "[k][" + place + "]")))
+      return failure();
+    os << "    }\n    }\n"
+       << "    for (int64_t q = 0; q < len; ++q)\n"
+       << "      for (int64_t k = 0; k < ways; ++k) {\n";
+    for (auto [r, name] : llvm::zip(reductions, acc))
+      os << "      " << name << "[k] = dtck::scalar::" << stepOf(r) << "("
+         << name << "[k], buf" << name << "[k][q]);\n";
+    os << "      }\n    }\n"
+       << "    for (int64_t k = 0; k < ways; ++k) {\n"
+       << "    const int64_t r = g * " << ways << " + k;\n"
+       << "    " << idx << " rest = r;\n    (void)rest;\n";
+    if (failed(emitResults("[k]")))
+      return failure();
+    os << "    }\n  }\n";
+    return success();
+  }
+
   // Otherwise r walks the results, each reducing its elements in an inner
-  // loop (contiguous when the last dimension is reduced).
+  // loop.
   if (parallel && outCount > 1)
     os << "#pragma omp parallel for\n";
   os << "  for (int64_t r = 0; r < " << outCount << "; ++r) {\n";

@@ -399,6 +399,56 @@ TEST(ElementwiseTest, CastToSixteenBitFloatsRoundsOnce) {
   EXPECT_EQ(back[2], -3.0f);
 }
 
+// roundToOddFloat (branch-free) against its definition: truncate to
+// float, then set the lowest bit when inexact; over doubles of every
+// magnitude float holds, ties, values beyond float's range, subnormals,
+// zeros, infinities and NaN.
+TEST(ElementwiseTest, RoundToOddFloatIsTruncateThenSetTheLowestBit) {
+  auto definition = [](double value) {
+    float f = static_cast<float>(value);
+    if (static_cast<double>(f) == value || std::isnan(value))
+      return f;
+    if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+      f = std::nextafter(f, 0.0f);
+    return dtck::bitsFloat(dtck::floatBits(f) | 1u);
+  };
+  std::vector<double> values = {0.0,      -0.0,      1.0,      1.0 + 0x1p-24,
+                                0x1p-149, 0x1p-150,  0x1p-151, 3e-45,
+                                1e-46,    3.5e38,    -3.5e38,  1e300,
+                                INFINITY, -INFINITY, NAN,      0.1};
+  uint64_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t bits = state;
+    double d;
+    std::memcpy(&d, &bits, sizeof(d));
+    // Exponents near float's range, and every bit pattern's sign.
+    values.push_back(std::ldexp(std::fabs(d) / (1.0 + std::fabs(d)),
+                                int(state >> 56) % 300 - 150) *
+                     ((state & 1) ? -1.0 : 1.0));
+  }
+  for (double v : values) {
+    float want = definition(v), got = dtck::detail::roundToOddFloat(v);
+    ASSERT_EQ(dtck::floatBits(got), dtck::floatBits(want)) << v;
+  }
+}
+
+// Clip of bf16 values (selects, then a bound rounded once) as the double
+// path: x or the bound rounded to bf16, NaN kept.
+TEST(ElementwiseTest, ClipOfBFloat16RoundsTheBoundOnce) {
+  std::vector<bf16> x = {bf16(NAN), bf16(-5.0f), bf16(0.5f), bf16(5.0f),
+                         bf16(-0.0f)};
+  std::vector<bf16> y(5);
+  dtck::clip(shape1(5), x.data(), true, 0.0, true, 0.3, y.data());
+  EXPECT_TRUE(std::isnan(float(y[0])));
+  EXPECT_EQ(float(y[1]), 0.0f);
+  EXPECT_EQ(float(y[2]), float(bf16(0.3f)));
+  EXPECT_EQ(float(y[3]), float(bf16(0.3f)));
+  EXPECT_TRUE(std::signbit(float(y[4]))); // -0 is not below 0
+  dtck::clip(shape1(5), x.data(), true, 2.0, true, 1.0, y.data());
+  EXPECT_EQ(float(y[2]), 1.0f); // min above max: max
+}
+
 TEST(ElementwiseTest, CastIntegersAndBooleans) {
   std::vector<int64_t> x = {(int64_t(1) << 53) + 1, -1, 16777217};
   std::vector<float> f(3);

@@ -45,6 +45,11 @@ namespace dtck {
 // argument-dependent lookup on dtck::bf16 never sees them.
 namespace detail {
 
+/// Types whose every value a float holds exactly: float, bf16, f16.
+template <typename T>
+constexpr bool kFloatHeld = std::is_same_v<T, float> ||
+                            std::is_same_v<T, bf16> || std::is_same_v<T, f16>;
+
 /// pi, as a double.
 constexpr double kPi = 3.14159265358979323846;
 
@@ -76,13 +81,15 @@ DTCK_FLOAT_MATH(erfcOf, erfcFloat, std::erfc)
 /// bit when inexact). Rounding that float to a type of at most 22 significand
 /// bits (bf16, f16) then gives the correctly rounded result of `value`, with
 /// no double rounding.
+/// Branch-free (so that loops over it vectorize): where the nearest float
+/// lies beyond `value`, the float one step toward zero is one less in its
+/// magnitude's bits (infinity's is the largest finite float).
 DTCK_HD inline float roundToOddFloat(double value) {
   float f = static_cast<float>(value);
-  if (static_cast<double>(f) == value || std::isnan(value))
-    return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(value))
-    f = std::nextafter(f, 0.0f);
-  return bitsFloat(floatBits(f) | 1u);
+  double back = static_cast<double>(f);
+  uint32_t inexact = back != value && value == value ? 1u : 0u;
+  uint32_t beyond = std::fabs(back) > std::fabs(value) ? 1u : 0u;
+  return bitsFloat((floatBits(f) - (inexact & beyond)) | inexact);
 }
 
 /// `value` rounded to float type T, to nearest even, in one step.
@@ -492,6 +499,21 @@ template <typename T> DTCK_HD inline T thresholdedRelu(T x, double alpha) {
 /// Tensor::set (integers truncate a fractional bound toward zero).
 template <typename T>
 DTCK_HD inline T clip(T x, bool hasMin, double min, bool hasMax, double max) {
+  if constexpr (detail::kFloatHeld<T>) {
+    // The result is x or a bound rounded once to T: the same selection
+    // without the double rounding's branches (with constant bounds the
+    // roundings fold), so that loops over it vectorize. Same bits.
+    float f = static_cast<float>(x);
+    double v = f;
+    T result = T(f);
+    if (hasMin && v < min) {
+      result = detail::roundTo<T>(min);
+      v = min;
+    }
+    if (hasMax && v > max)
+      result = detail::roundTo<T>(max);
+    return result;
+  }
   double v = detail::toDouble(x);
   if (!std::isnan(v)) {
     if (hasMin)
@@ -746,13 +768,6 @@ DTCK_COMPARE(greaterEqual, >=)
 //===----------------------------------------------------------------------===//
 // Where and cast
 //===----------------------------------------------------------------------===//
-
-namespace detail {
-/// Types whose every value a float holds exactly: float, bf16, f16.
-template <typename T>
-constexpr bool kFloatHeld = std::is_same_v<T, float> ||
-                            std::is_same_v<T, bf16> || std::is_same_v<T, f16>;
-} // namespace detail
 
 namespace scalar {
 

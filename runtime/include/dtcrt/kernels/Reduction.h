@@ -218,9 +218,13 @@ template <typename T> inline T storeReal(double value) {
 //===----------------------------------------------------------------------===//
 
 namespace scalar {
+/// An element as a float reduction accumulates it: in double.
+template <typename T> DTCK_HD inline double accumulated(T v) {
+  return static_cast<double>(detail::load(v));
+}
 /// A float sum (or mean) accumulates each element in double.
 template <typename T> DTCK_HD inline double sumStep(double s, T v) {
-  return s + static_cast<double>(detail::load(v));
+  return s + accumulated(v);
 }
 /// A float maximum / minimum in double; NaN propagates.
 template <typename T> DTCK_HD inline double maxStep(double s, T v) {
