@@ -989,7 +989,7 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
 
   // The last dimension is reduced (a row reduction: LayerNorm's and
   // softmax's sums, BatchNorm's per-channel ones): each task takes
-  // kRowWays results. For each block of their elements (the trailing
+  // kRowWays results. For each block of their elements (the innermost
   // reduced dimensions, up to kRowBlock elements, else a block of the last
   // one) it computes the prologue and the values to reduce into a buffer,
   // one result's block at a time (contiguous reads that vectorize and
@@ -1001,9 +1001,12 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     // The trailing reduced dimensions a block spans whole.
     SmallVector<int64_t> trailing = {last};
     int64_t span = in[last];
-    for (int64_t d = last - 1;
-         d >= 0 && llvm::is_contained(axes, d) && span * in[d] <= kRowBlock;
-         --d) {
+    for (int64_t d = last - 1; d >= 0; --d) {
+      // (Kept dimensions between are one result's constants.)
+      if (!llvm::is_contained(axes, d))
+        continue;
+      if (span * in[d] > kRowBlock)
+        break;
       trailing.insert(trailing.begin(), d);
       span *= in[d];
     }
