@@ -246,15 +246,19 @@ def category(op):
 def report(kernels, runs, threads, top):
     """Prints the tables; runs[i] = (steps, step_ns, per_kernel) for
     threads[i]."""
-    ms = []  # per run: kernel index -> ms per step
+    # Microseconds for steps under a millisecond (the MLP's), else ms.
+    unit, scale = ("us", 1e3) if max(
+        step_ns / steps for steps, step_ns, _ in runs) < 1e6 else ("ms", 1e6)
+    ms = []  # per run: kernel index -> time per step, in `unit`
     steps_ms = []
     for steps, step_ns, per_kernel in runs:
-        ms.append({i: ns / steps / 1e6 for i, (ns, _) in per_kernel.items()})
-        steps_ms.append(step_ns / steps / 1e6)
+        ms.append({i: ns / steps / scale for i, (ns, _) in
+                   per_kernel.items()})
+        steps_ms.append(step_ns / steps / scale)
     # Calls per step of each call site (the eval step's sites never run).
     last_steps, _, last_kernels = runs[-1]
     calls = {i: count / last_steps for i, (_, count) in last_kernels.items()}
-    cols = "".join("%14s" % ("%d thr ms" % t) for t in threads)
+    cols = "".join("%14s" % ("%d thr %s" % (t, unit)) for t in threads)
     share = "  share(%d thr)" % threads[-1]
 
     def table(title, groups):
@@ -272,9 +276,9 @@ def report(kernels, runs, threads, top):
             "".join("%14.2f" % v for v in values),
             100 * values[-1] / last if last else 0))
 
-    print("step time (ms, mean over the counted steps): %s" %
+    print("step time (%s, mean over the counted steps): %s" % (unit,
           ", ".join("%d thr %.1f" % (t, s) for t, s in zip(threads,
-                                                           steps_ms)))
+                                                           steps_ms))))
     kernel_ms = [sum(run.values()) for run in ms]
     print("inside kernels: %s; outside (call overhead, gaps): %s" % (
         ", ".join("%.1f" % k for k in kernel_ms),

@@ -169,9 +169,10 @@ const B *widen(const T *data, int64_t n, std::vector<B> &buffer) {
     return data;
   } else {
     buffer.resize(n);
-    DTCK_PARALLEL_FOR(n)
-    for (int64_t i = 0; i < n; ++i)
-      buffer[i] = static_cast<B>(static_cast<compute_t<T>>(data[i]));
+    DTCK_PARALLEL_LOOP(
+        n, for (int64_t i = 0; i < n; ++i) {
+          buffer[i] = static_cast<B>(static_cast<compute_t<T>>(data[i]));
+        });
     return buffer.data();
   }
 }
@@ -192,9 +193,9 @@ B *computeBuffer(T *result, int64_t n, std::vector<B> &buffer) {
 template <typename B, typename T>
 void narrow(const B *buffer, int64_t n, T *result) {
   if constexpr (!std::is_same_v<T, B>) {
-    DTCK_PARALLEL_FOR(n)
-    for (int64_t i = 0; i < n; ++i)
-      result[i] = store<T>(buffer[i]);
+    DTCK_PARALLEL_LOOP(
+        n,
+        for (int64_t i = 0; i < n; ++i) { result[i] = store<T>(buffer[i]); });
   }
 }
 
