@@ -30,6 +30,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace dtck::nndetail {
 
@@ -39,15 +42,48 @@ struct BatchStrides {
   int64_t batch = 0, row = 0, col = 0;
 };
 
+/// Multiply-adds below which a product runs on one thread: oneDNN would
+/// split any product across all of them, and at 2 threads the example
+/// GPT's small products (16 x 32 and the like) took longer than at one.
+constexpr int64_t kLibraryParallelWork = int64_t(1) << 20;
+
+/// OpenMP's thread count for the calling thread set to 1 while in scope
+/// when `serial` (oneDNN sizes its work by it, when a primitive is made
+/// and when it runs), then restored.
+class SerialScope {
+public:
+  explicit SerialScope(bool serial) {
+#ifdef _OPENMP
+    if (serial && !omp_in_parallel()) {
+      saved = omp_get_max_threads();
+      omp_set_num_threads(1);
+    }
+#endif
+  }
+  ~SerialScope() {
+#ifdef _OPENMP
+    if (saved > 0)
+      omp_set_num_threads(saved);
+#endif
+  }
+  SerialScope(const SerialScope &) = delete;
+  SerialScope &operator=(const SerialScope &) = delete;
+
+private:
+  int saved = 0;
+};
+
 /// y[b] = a[b] x b[b] for `batch` products of [m, k] by [k, n] bf16
 /// matrices read through strides, into a contiguous y of `yType` (bf16 or
-/// f32), as one oneDNN matmul primitive.
+/// f32), as one oneDNN matmul primitive (on one thread when small).
 class DnnlMatmul {
 public:
   DnnlMatmul(int64_t batch, int64_t m, int64_t n, int64_t k, BatchStrides sa,
-             BatchStrides sb, dnnl_data_type_t yType) {
+             BatchStrides sb, dnnl_data_type_t yType)
+      : serial(batch * m * n * k < kLibraryParallelWork) {
     if (!dnnlEngine() || !dnnlStream())
       return;
+    SerialScope scope(serial);
     int rank = batch > 1 ? 3 : 2;
     int64_t bBatch = sb.batch == 0 ? 1 : batch;
     dnnl_dims_t aDims = {batch, m, k}, bDims = {bBatch, k, n},
@@ -110,6 +146,7 @@ public:
   /// Runs the product of the matrices at `a` and `b` into `y`; false if
   /// oneDNN failed (then `y` is unspecified and the caller computes it).
   bool run(const void *a, const void *b, void *y) {
+    SerialScope scope(serial);
     const void *data[3] = {a, b, y};
     for (int i = 0; i < 3; ++i)
       if (dnnl_memory_set_data_handle(memory[i], const_cast<void *>(data[i])) !=
@@ -124,6 +161,7 @@ public:
   }
 
 private:
+  bool serial;
   bool ready = false;
   dnnl_primitive_desc_t pd = nullptr;
   dnnl_primitive_t primitive = nullptr;
