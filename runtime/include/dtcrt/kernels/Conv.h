@@ -486,7 +486,7 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
   std::vector<B> xBuf, wBuf, yBuf;
   B *ys = computeBuffer<B>(y, sy.numel(), yBuf);
   int64_t batch = sx.dims[0], channels = sx.dims[1], filters = sw.dims[0];
-  int64_t o = sy.numel() / (batch * filters);
+  int64_t o = batch * filters > 0 ? sy.numel() / (batch * filters) : 0;
   auto addBias = [&] {
     if (!bias)
       return;
