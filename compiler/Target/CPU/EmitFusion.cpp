@@ -885,9 +885,12 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     }
     return computeOps(epilogue, out, outIndex, os, outNames);
   };
-  // The prologue and the accumulator updates at one input element.
-  auto emitUpdates = [&](ArrayRef<std::string> inIndex,
-                         StringRef suffix) -> LogicalResult {
+  // The prologue and, for each reduction, its accumulator's update at one
+  // input element (`acc` with `suffix`), or where `buffered`, the value it
+  // would add, as accumulators take it, into its buffer (`buf` + `acc`
+  // with `suffix`).
+  auto emitElement = [&](ArrayRef<std::string> inIndex, StringRef suffix,
+                         bool buffered) -> LogicalResult {
     llvm::DenseMap<Value, std::string> names;
     std::string text;
     llvm::raw_string_ostream bodyOs(text);
@@ -899,31 +902,18 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
       if (failed(v))
         return failure();
       std::string slot = name + suffix.str();
-      bodyOs << "      " << slot << " = dtck::scalar::" << stepOf(r) << "("
-             << slot << ", " << *v << ");\n";
+      if (buffered)
+        bodyOs << "      buf" << slot << " = dtck::scalar::accumulated(" << *v
+               << ");\n";
+      else
+        bodyOs << "      " << slot << " = dtck::scalar::" << stepOf(r) << "("
+               << slot << ", " << *v << ");\n";
     }
     os << text;
     return success();
   };
-  // The prologue and the reduced values at one input element, stored as
-  // their accumulators take them into the buffers (`buf` with `suffix`).
-  auto emitValues = [&](ArrayRef<std::string> inIndex,
-                        StringRef suffix) -> LogicalResult {
-    llvm::DenseMap<Value, std::string> names;
-    std::string text;
-    llvm::raw_string_ostream bodyOs(text);
-    if (failed(computeOps(prologue, in, inIndex, bodyOs, names)))
-      return failure();
-    for (auto [r, name] : llvm::zip(reductions, acc)) {
-      FailureOr<std::string> v =
-          valueAt(r->getOperand(0), in, inIndex, bodyOs, names);
-      if (failed(v))
-        return failure();
-      bodyOs << "      buf" << name << suffix << " = dtck::scalar::accumulated("
-             << *v << ");\n";
-    }
-    os << text;
-    return success();
+  auto emitUpdates = [&](ArrayRef<std::string> inIndex, StringRef suffix) {
+    return emitElement(inIndex, suffix, /*buffered=*/false);
   };
   // Decomposes `var` into the kept input coordinates of `dims` (the
   // dimensions not reduced, last first).
@@ -1059,7 +1049,7 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
        << (chunked ? "len" : std::to_string(run)) << "; ++q) {\n"
        << "      const int64_t " << inIndex[last] << " = "
        << (chunked ? "q0 + q" : "q") << ";\n";
-    if (failed(emitValues(inIndex, "[k][" + place + "]")))
+    if (failed(emitElement(inIndex, "[k][" + place + "]", /*buffered=*/true)))
       return failure();
     os << "    }\n    }\n"
        << "    for (int64_t q = 0; q < len; ++q)\n"
