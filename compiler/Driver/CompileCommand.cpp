@@ -4,6 +4,7 @@
 #include "compiler/Driver/Diagnostics.h"
 #include "compiler/Driver/ModelRunner.h"
 #include "compiler/Plan/PlanJson.h"
+#include "compiler/Target/HostBuild.h"
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
 
@@ -453,16 +454,18 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
     return std::string(p);
   };
   std::unique_ptr<TargetInfo> target = makeTarget(cmd);
-  std::string source;
-  llvm::raw_string_ostream os(source);
-  if (failed(target->emitPipelinedProgram(modules, weightsFiles, os)))
+  std::vector<SourceFile> sources;
+  if (failed(target->emitPipelinedProgram(modules, weightsFiles,
+                                          sourceFileName(cmd), sources)))
     return 1;
   std::string plan;
   llvm::raw_string_ostream planOs(plan);
   planOs << llvm::formatv("{0:2}", merged) << "\n";
-  std::string sourceName = sourceFileName(cmd);
-  if (failed(writeFile(path(sourceName), source)) ||
-      failed(writeFile(path("plan.json"), plan)))
+  std::vector<std::string> sourcePaths;
+  std::string error;
+  if (!writeProgramSources(cmd.outDir, sources, sourcePaths, error))
+    return reportError(error);
+  if (failed(writeFile(path("plan.json"), plan)))
     return 1;
   for (int64_t s = 0; s < pp; ++s) {
     auto step = modules[s].lookupSymbol<func::FuncOp>("train_step");
@@ -485,7 +488,7 @@ static int compilePipelined(const CompileCommandOptions &cmd, ModuleOp module,
                          "': " + ec.message());
   std::string log;
   TimingScope buildTimer = root.nest("host compiler (train)");
-  if (!target->buildExecutable(path(sourceName), path("train"), log))
+  if (!target->buildExecutable(sourcePaths, path("train"), log))
     return reportError(log);
   buildTimer.stop();
   llvm::errs() << "dtc: wrote " << path("train") << " (" << pp
@@ -753,11 +756,11 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
     return std::string(p);
   };
   std::unique_ptr<TargetInfo> target = makeTarget(cmd);
-  std::string source;
-  llvm::raw_string_ostream os(source);
+  std::vector<SourceFile> sources;
   TimingScope emitTimer = root.nest("emission");
-  TimingScope programTimer = emitTimer.nest("train.cpp");
-  if (failed(target->emitProgram(**module, ProgramKind::Training, os)))
+  TimingScope programTimer = emitTimer.nest(sourceFileName(cmd));
+  if (failed(target->emitProgram(**module, ProgramKind::Training,
+                                 sourceFileName(cmd), sources)))
     return 1;
   programTimer.stop();
   auto step = (*module)->lookupSymbol<func::FuncOp>("train_step");
@@ -771,9 +774,11 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   planTimer.stop();
   emitTimer.stop();
   TimingScope filesTimer = root.nest("files (weights.bin, model.onnx, ...)");
-  std::string sourceName = sourceFileName(cmd);
-  if (failed(writeFile(path(sourceName), source)) ||
-      failed(writeFile(path("plan.json"), plan)) ||
+  std::vector<std::string> sourcePaths;
+  std::string error;
+  if (!writeProgramSources(cmd.outDir, sources, sourcePaths, error))
+    return reportError(error);
+  if (failed(writeFile(path("plan.json"), plan)) ||
       failed(WeightsLayout(step).write(path("weights.bin"))))
     return 1;
   // step.mlir without the initial values: they are in weights.bin, and the
@@ -798,7 +803,7 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   filesTimer.stop();
   std::string log;
   TimingScope buildTimer = root.nest("host compiler (train)");
-  if (!target->buildExecutable(path(sourceName), path("train"), log))
+  if (!target->buildExecutable(sourcePaths, path("train"), log))
     return reportError(log);
   buildTimer.stop();
   llvm::errs() << "dtc: wrote " << path("train") << " (" << kernels

@@ -4,6 +4,7 @@
 
 #include "compiler/Driver/ModelRunner.h"
 #include "compiler/Driver/Npy.h"
+#include "compiler/Target/HostBuild.h"
 #include "compiler/Target/TargetInfo.h"
 #include "compiler/Target/WeightsLayout.h"
 #include "passes/Fusion/Passes.h"
@@ -48,27 +49,20 @@ LogicalResult CompiledForward::build(ModuleOp module, StringRef dir,
   }
   resultNames = dtc::resultNames(module);
   std::unique_ptr<TargetInfo> target = createCPUTargetInfo();
-  std::string source;
-  llvm::raw_string_ostream os(source);
-  if (failed(target->emitProgram(module, ProgramKind::Forward, os))) {
+  std::vector<SourceFile> sources;
+  if (failed(target->emitProgram(module, ProgramKind::Forward, "forward.cpp",
+                                 sources))) {
     error = "code generation failed";
     return failure();
   }
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream file(pathIn(folder, "forward.cpp"), ec);
-    if (ec) {
-      error = "cannot write forward.cpp: " + ec.message();
-      return failure();
-    }
-    file << source;
-  }
+  std::vector<std::string> sourcePaths;
+  if (!writeProgramSources(folder, sources, sourcePaths, error))
+    return failure();
   if (failed(WeightsLayout(main).write(pathIn(folder, "weights.bin")))) {
     error = "cannot write weights.bin";
     return failure();
   }
-  if (!target->buildExecutable(pathIn(folder, "forward.cpp"),
-                               pathIn(folder, "forward"), error))
+  if (!target->buildExecutable(sourcePaths, pathIn(folder, "forward"), error))
     return failure();
   return success();
 }

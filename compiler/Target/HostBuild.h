@@ -1,8 +1,8 @@
 //===- HostBuild.h - compile the emitted program, then link it -*- C++ -*-===//
 //
-// Builds OUTDIR/train in two steps, a compile of the source to an object
-// and a link, so that ccache (used when it is on PATH) can reuse the
-// compile: the same source and flags give the same object, and a link
+// Builds OUTDIR/train in two steps, compiles of the sources to objects (in
+// parallel) and a link, so that ccache (used when it is on PATH) can reuse
+// the compiles: the same source and flags give the same object, and a link
 // step is never cached.
 //
 //===----------------------------------------------------------------------===//
@@ -30,13 +30,25 @@ struct HostBuild {
   std::vector<std::string> libraries;
 };
 
-/// Compiles `source` to an object beside it (in the source's folder, under
-/// ccache when it is on PATH), links
-/// that to `output` and removes the object. False with `log` set on
-/// failure; `logFile` keeps the tools' output.
-bool buildHostProgram(const HostBuild &build, llvm::StringRef source,
+/// Compiles each of `sources` to an object beside it (in the source's
+/// folder, under ccache when it is on PATH; as many at once as the machine
+/// has hardware threads, in the order given), links the objects to
+/// `output` and removes them. False with `log` set on failure (the first
+/// source that failed, or the link); `logFile` keeps the link's or the
+/// first source's output.
+bool buildHostProgram(const HostBuild &build,
+                      llvm::ArrayRef<std::string> sources,
                       llvm::StringRef output, llvm::StringRef logFile,
                       std::string &log);
+
+struct SourceFile;
+/// Writes `sources` into `folder` (the first holds main), `paths` their
+/// paths, after removing kernel files an earlier compile left there
+/// (`<stem of the first>-kernels-*.cpp`). False with `error` set if a file
+/// cannot be written.
+bool writeProgramSources(llvm::StringRef folder,
+                         llvm::ArrayRef<SourceFile> sources,
+                         std::vector<std::string> &paths, std::string &error);
 
 } // namespace mlir::dtc
 

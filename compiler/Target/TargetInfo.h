@@ -28,24 +28,36 @@ enum class ProgramKind {
   Forward,
 };
 
+/// A generated translation unit: its file name (in the output folder) and
+/// its text.
+struct SourceFile {
+  std::string name;
+  std::string text;
+};
+
 class TargetInfo {
 public:
   virtual ~TargetInfo() = default;
   virtual StringRef name() const = 0;
   /// Prints the whole program (kernels, step, descriptors, main) of a module
-  /// whose memory is planned. Deterministic: same module, same bytes.
+  /// whose memory is planned into `sources`: first `mainFile` (the step,
+  /// descriptors and main), then whatever other translation units the
+  /// target splits off (the CPU target's fused kernels, built in parallel).
+  /// Deterministic: same module, same files and bytes.
   virtual LogicalResult emitProgram(ModuleOp module, ProgramKind kind,
-                                    llvm::raw_ostream &os) = 0;
+                                    StringRef mainFile,
+                                    std::vector<SourceFile> &sources) = 0;
   /// Prints one program holding a training step per pipeline stage (each
   /// module a stage's, memory planned; `weightsFiles[s]` the file beside
   /// the executable with stage s's initial values), whose ranks each run
-  /// their stage's.
-  virtual LogicalResult emitPipelinedProgram(ArrayRef<ModuleOp> stages,
-                                             ArrayRef<std::string> weightsFiles,
-                                             llvm::raw_ostream &os) = 0;
-  /// Compiles `source` into the executable `output`; false with `log` set
-  /// on failure.
-  virtual bool buildExecutable(StringRef source, StringRef output,
+  /// their stage's; `sources` as for emitProgram.
+  virtual LogicalResult
+  emitPipelinedProgram(ArrayRef<ModuleOp> stages,
+                       ArrayRef<std::string> weightsFiles, StringRef mainFile,
+                       std::vector<SourceFile> &sources) = 0;
+  /// Compiles the files at `sources` (paths, the first holding main) into
+  /// the executable `output`; false with `log` set on failure.
+  virtual bool buildExecutable(ArrayRef<std::string> sources, StringRef output,
                                std::string &log) = 0;
 };
 

@@ -115,14 +115,15 @@ def _fused(source, shapes):
     the product's result shape and K, or the extents of its loops, outer
     first: for a reduction the kept, then the reduced ones)."""
     table = {}
-    for m in re.finditer(r"^// (\w+) kernel of .*\n(?:.*\n)*?static void "
-                         r"(fused_\d+)\(.*\{\n((?:.*\n)*?)\}\n", source,
+    for m in re.finditer(r"^// (\w+) kernel of .*\n(?:.*\n)*?(?:static )?"
+                         r"void (fused_\d+)\(.*\{\n((?:.*\n)*?)\}\n", source,
                          re.M):
         kind, name, body = m.group(1), m.group(2), m.group(3)
-        gemm = re.search(r"matmulView\((s\d+), (\d+),", body)
+        gemm = re.search(r"productShape\{\d+, \{([\d, ]+)\}\};\n.*"
+                         r"matmulView\(productShape, (\d+),", body)
         if gemm:
-            what = "%s k=%s" % (shapes.get(gemm.group(1), gemm.group(1)),
-                                gemm.group(2))
+            what = "[%s] k=%s" % (gemm.group(1).replace(", ", "x"),
+                                  gemm.group(2))
         else:
             extents = re.findall(r"for \(int64_t (\w+) = 0; \1 < (\d+);",
                                  body)
@@ -132,10 +133,11 @@ def _fused(source, shapes):
     return table
 
 
-def instrument(source, skip, clock="wall"):
-    """Returns (the instrumented source, the kernels in call-site order)."""
+def instrument(source, skip, clock="wall", kernels_text=""):
+    """Returns (the instrumented source, the kernels in call-site order);
+    `kernels_text` holds the fused kernels defined outside `source`."""
     shapes = _shapes(source)
-    fused = _fused(source, shapes)
+    fused = _fused(source + kernels_text, shapes)
     lines = source.split("\n")
     kernels, out = [], []
     header = re.compile(r"^\s*// (dtg\.[a-z_0-9]+)(?: from '(.*)')?\s*$")
@@ -196,12 +198,12 @@ BASE_FLAGS = ("-O3 -ffp-contract=off -fno-trapping-math -fno-math-errno "
               "-march=native -fopenmp -w")
 
 
-def build(source_path, binary, cxxflags):
+def build(source_paths, binary, cxxflags):
     config = _config()
     argv = [config["DTC_HOST_CXX"], "-std=c++17"] + BASE_FLAGS.split()
     argv += cxxflags.split()
-    argv += ["-I" + config["DTC_RUNTIME_INCLUDE_DIR"], source_path, "-o",
-             binary, config["DTC_RUNTIME_LIBRARY"]]
+    argv += ["-I" + config["DTC_RUNTIME_INCLUDE_DIR"]] + source_paths
+    argv += ["-o", binary, config["DTC_RUNTIME_LIBRARY"]]
     argv += config["DTC_RUNTIME_LINK_LIBRARIES"].split()
     proc = subprocess.run(argv, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True)
@@ -334,17 +336,32 @@ def main(argv=None):
     work = args.keep or tempfile.mkdtemp(prefix="dtc-profile-")
     os.makedirs(work, exist_ok=True)
     try:
+        # The fused kernels dtc put in files of their own are built as
+        # they are.
+        kernel_files = [os.path.join(args.outdir, name)
+                        for name in sorted(os.listdir(args.outdir))
+                        if name.startswith("train-kernels-") and
+                        name.endswith(".cpp")]
+        kernels_text = ""
+        for path in kernel_files:
+            with open(path) as f:
+                kernels_text += f.read()
         with open(source) as f:
-            text, kernels = instrument(f.read(), args.skip, args.clock)
+            text, kernels = instrument(f.read(), args.skip, args.clock,
+                                       kernels_text)
         copy = os.path.join(work, "train.cpp")
         with open(copy, "w") as f:
             f.write(text)
+        sources = [copy]
+        for path in kernel_files:
+            shutil.copy(path, work)
+            sources.append(os.path.join(work, os.path.basename(path)))
         # train finds weights.bin and model.onnx next to itself.
         for name in ("weights.bin", "model.onnx"):
             if os.path.exists(os.path.join(args.outdir, name)):
                 shutil.copy(os.path.join(args.outdir, name), work)
         binary = os.path.join(work, "train")
-        build(copy, binary, args.cxxflags)
+        build(sources, binary, args.cxxflags)
         runs = [run(binary, args.data, args.steps, t,
                     os.path.join(work, "profile-%d.txt" % t))
                 for t in threads]

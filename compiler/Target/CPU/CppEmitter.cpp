@@ -311,7 +311,18 @@ public:
           t.replace(at, 6, name.str());
         return t;
       };
-      os << comment << named(kernels) << "static void " << name << named(host);
+      if (options.kernelDefinitions && kernels.empty()) {
+        // Defined in a file of kernels, declared here: the parameter list
+        // is the text up to the body's brace.
+        std::string signature = named(host);
+        size_t body = signature.find(") {\n");
+        os << "void " << name << signature.substr(0, body + 1) << ";\n";
+        options.kernelDefinitions->push_back(
+            (comment + "void " + name + signature).str());
+      } else {
+        os << comment << named(kernels) << "static void " << name
+           << named(host);
+      }
     }
     return it->second;
   }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace mlir::dtc::cpu {
 
@@ -32,6 +33,10 @@ struct EmitOptions {
   bool cuda = false;
   /// For the CUDA target: whether its library has `kernel` (dtcg::kernel).
   std::function<bool(StringRef kernel)> hasKernel;
+  /// For the CPU target: where fused kernels' definitions go (each with
+  /// external linkage, in emission order) when they are built apart from
+  /// the step; the functions' text then only declares them.
+  std::vector<std::string> *kernelDefinitions = nullptr;
 };
 
 /// Prints every function of a planned module as

@@ -18,16 +18,21 @@ namespace mlir::dtc {
 class CppProgramTarget : public TargetInfo {
 public:
   LogicalResult emitProgram(ModuleOp module, ProgramKind kind,
-                            llvm::raw_ostream &os) override;
+                            StringRef mainFile,
+                            std::vector<SourceFile> &sources) override;
   LogicalResult emitPipelinedProgram(ArrayRef<ModuleOp> stages,
                                      ArrayRef<std::string> weightsFiles,
-                                     llvm::raw_ostream &os) override;
+                                     StringRef mainFile,
+                                     std::vector<SourceFile> &sources) override;
 
 protected:
   /// The includes every program starts with.
   virtual void emitHeader(llvm::raw_ostream &os);
   /// How functions are printed.
   virtual cpu::EmitOptions emitOptions() const { return {}; }
+  /// Whether fused kernels may go to translation units of their own
+  /// (KernelFiles.h), compiled in parallel with the step's.
+  virtual bool splitsKernels() const { return true; }
   /// `step` (and `evalStep` when `eval`) of the dtcrt_model_desc, calling
   /// fn_<entry> (fn_eval_step); `arenaBytes` is the plan's arena.
   virtual void emitWrappers(llvm::raw_ostream &os, StringRef entry, bool eval,
@@ -37,9 +42,11 @@ protected:
   virtual std::string extraModelFields() const { return ""; }
 
   /// The functions, descriptors and `kModel` of one program (a pipeline
-  /// stage's, `weightsFile` naming its initial values).
+  /// stage's, `weightsFile` naming its initial values). With `kernels`, the
+  /// fused kernels' definitions go there and `os` declares them.
   LogicalResult emitModel(ModuleOp module, ProgramKind kind, int64_t stage,
-                          StringRef weightsFile, llvm::raw_ostream &os);
+                          StringRef weightsFile, llvm::raw_ostream &os,
+                          std::vector<std::string> *kernels);
 };
 
 } // namespace mlir::dtc

@@ -1221,7 +1221,13 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
   StringRef lib = e.cuda() ? "dtcg" : "dtck";
   os << "  static constexpr " << lib << "::MatrixView va = " << *va << ";\n";
   os << "  static constexpr " << lib << "::MatrixView vb = " << *vb << ";\n";
-  os << "  " << lib << "::matmulView(" << e.shapeOf(sy) << ", "
+  // The product's shape in the body, not among the program's shared
+  // declarations: the kernel may be built in a file of its own.
+  os << "  static constexpr dtck::Shape productShape{" << sy.size() << ", {";
+  for (auto [i, d] : llvm::enumerate(sy))
+    os << (i ? ", " : "") << d;
+  os << "}};\n";
+  os << "  " << lib << "::matmulView(productShape, "
      << dimsOf(matmul.getLhs()).back() << ", " << pa << ", va, " << pb
      << ", vb, " << target << epilogueArg << ");\n";
   if (epilogue.empty())

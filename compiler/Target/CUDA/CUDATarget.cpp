@@ -72,6 +72,9 @@ protected:
           "#include <vector>\n\n";
   }
 
+  /// One .cu: its kernels and their launchers stay together.
+  bool splitsKernels() const override { return false; }
+
   cpu::EmitOptions emitOptions() const override {
     cpu::EmitOptions o;
     o.cuda = true;
@@ -171,7 +174,7 @@ endif()
   }
 
 public:
-  bool buildExecutable(StringRef source, StringRef output,
+  bool buildExecutable(ArrayRef<std::string> sources, StringRef output,
                        std::string &log) override {
     SmallString<256> outDir(output);
     llvm::sys::path::remove_filename(outDir);
@@ -212,7 +215,7 @@ public:
     if (!options.emulation)
       for (StringRef lib : {"-lcublasLt", "-lcudnn", "-lnccl", "-lcudart"})
         build.libraries.push_back(lib.str());
-    return buildHostProgram(build, source, output, logFile, log);
+    return buildHostProgram(build, sources, output, logFile, log);
   }
 };
 
