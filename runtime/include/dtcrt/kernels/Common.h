@@ -9,6 +9,7 @@
 #ifndef DTCRT_KERNELS_COMMON_H
 #define DTCRT_KERNELS_COMMON_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +17,10 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /// Functions device code calls too (the CUDA target's kernels and fused
 /// kernels share the scalar semantics of the CPU target): __host__
@@ -285,19 +290,41 @@ template <typename T, typename C> DTCK_HD inline T store(C value) {
 /// Elements above which a loop runs across OpenMP threads.
 constexpr int64_t kParallelThreshold = 1 << 14;
 
-/// Runs the `for` statement `...` across OpenMP's threads when `n` (its
-/// elements) is large enough, else as it is, with no parallel region: an
-/// `omp parallel for if (false)` still makes a team of one, about 0.35 us a
-/// call, a third of a small MLP's step (test/bench/README.md). The loop is
-/// written once and compiled twice.
-#define DTCK_PARALLEL_LOOP(n, ...)                                             \
-  do {                                                                         \
-    if ((n) >= dtck::kParallelThreshold) {                                     \
-      _Pragma("omp parallel for") __VA_ARGS__                                  \
-    } else {                                                                   \
-      __VA_ARGS__                                                              \
-    }                                                                          \
-  } while (0)
+namespace detail {
+/// Calls `range(begin, end)`. Not inlined: a loop body that parallelFor
+/// reaches from two places is compiled once.
+template <typename Range>
+__attribute__((noinline)) void callRange(const Range &range, int64_t begin,
+                                         int64_t end) {
+  range(begin, end);
+}
+} // namespace detail
+
+/// Runs `range(begin, end)` over pieces of [0, count): across OpenMP's
+/// threads, split as `omp for schedule(static)` splits a loop, when `work`
+/// (the loop's elements) reaches kParallelThreshold; else on this thread in
+/// one piece, with no parallel region: an `omp parallel for if (false)`
+/// still makes a team of one, about 0.35 us a call, a third of a small
+/// MLP's step (test/bench/README.md). `range` is compiled once, called from
+/// both paths.
+template <typename Range>
+inline void parallelFor(int64_t work, int64_t count, const Range &range) {
+#ifdef _OPENMP
+  if (work >= kParallelThreshold && count > 1) {
+#pragma omp parallel
+    {
+      int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+      int64_t size = count / threads, extra = count % threads;
+      int64_t begin = t * size + std::min(t, extra);
+      int64_t end = begin + size + (t < extra ? 1 : 0);
+      if (begin < end)
+        detail::callRange(range, begin, end);
+    }
+    return;
+  }
+#endif
+  detail::callRange(range, int64_t(0), count);
+}
 
 } // namespace dtck
 

@@ -111,56 +111,58 @@ void depthwiseConvByPlanes(const Planar &g, int64_t planes, int64_t channels,
   if (g.unitStrides()) {
     // Over the padded plane, one run per tap (padding taps add w * 0).
     int64_t pw = g.paddedW(), run = g.paddedRun();
-    DTCK_PARALLEL_LOOP(
-        planes * outSize * taps,
-        for (int64_t plane = 0; plane < planes; ++plane) {
-          thread_local std::vector<B> scratch;
-          scratch.resize(g.paddedH() * pw + g.outH * pw);
-          B *xpad = scratch.data(), *ypad = xpad + g.paddedH() * pw;
-          g.pad(x + plane * inSize, xpad);
-          const B *wp = w + (plane % channels) * taps;
-          std::fill(ypad, ypad + run, B(0));
-          for (int64_t t = 0; t < taps; ++t) {
-            const B *src = xpad + g.tapOffset(t);
-            B weight = wp[t];
-            for (int64_t p = 0; p < run; ++p)
-              ypad[p] += weight * src[p];
-          }
-          B *yp = y + plane * outSize;
-          for (int64_t oh = 0; oh < g.outH; ++oh)
-            std::copy(ypad + oh * pw, ypad + oh * pw + g.outW,
-                      yp + oh * g.outW);
-        });
+    parallelFor(planes * outSize * taps, planes,
+                [&](int64_t chunkBegin, int64_t chunkEnd) {
+                  for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                    thread_local std::vector<B> scratch;
+                    scratch.resize(g.paddedH() * pw + g.outH * pw);
+                    B *xpad = scratch.data(), *ypad = xpad + g.paddedH() * pw;
+                    g.pad(x + plane * inSize, xpad);
+                    const B *wp = w + (plane % channels) * taps;
+                    std::fill(ypad, ypad + run, B(0));
+                    for (int64_t t = 0; t < taps; ++t) {
+                      const B *src = xpad + g.tapOffset(t);
+                      B weight = wp[t];
+                      for (int64_t p = 0; p < run; ++p)
+                        ypad[p] += weight * src[p];
+                    }
+                    B *yp = y + plane * outSize;
+                    for (int64_t oh = 0; oh < g.outH; ++oh)
+                      std::copy(ypad + oh * pw, ypad + oh * pw + g.outW,
+                                yp + oh * g.outW);
+                  }
+                });
     return;
   }
-  DTCK_PARALLEL_LOOP(
-      planes * outSize * taps,
-      for (int64_t plane = 0; plane < planes; ++plane) {
-        const B *xp = x + plane * inSize;
-        const B *wp = w + (plane % channels) * taps;
-        B *yp = y + plane * outSize;
-        std::fill(yp, yp + outSize, B(0));
-        for (int64_t oh = 0; oh < g.outH; ++oh) {
-          B *row = yp + oh * g.outW;
-          for (int64_t kh = 0; kh < g.kernelH; ++kh) {
-            int64_t ih = g.inputRow(oh, kh);
-            if (ih < 0 || ih >= g.inH)
-              continue;
-            for (int64_t kw = 0; kw < g.kernelW; ++kw) {
-              int64_t begin, end, first;
-              g.columns(kw, begin, end, first);
-              const B *src = xp + ih * g.inW + first;
-              B weight = wp[kh * g.kernelW + kw];
-              if (g.strideW == 1)
-                for (int64_t ow = begin; ow < end; ++ow)
-                  row[ow] += weight * src[ow];
-              else
-                for (int64_t ow = begin; ow < end; ++ow)
-                  row[ow] += weight * src[ow * g.strideW];
-            }
-          }
-        }
-      });
+  parallelFor(planes * outSize * taps, planes,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                  const B *xp = x + plane * inSize;
+                  const B *wp = w + (plane % channels) * taps;
+                  B *yp = y + plane * outSize;
+                  std::fill(yp, yp + outSize, B(0));
+                  for (int64_t oh = 0; oh < g.outH; ++oh) {
+                    B *row = yp + oh * g.outW;
+                    for (int64_t kh = 0; kh < g.kernelH; ++kh) {
+                      int64_t ih = g.inputRow(oh, kh);
+                      if (ih < 0 || ih >= g.inH)
+                        continue;
+                      for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+                        int64_t begin, end, first;
+                        g.columns(kw, begin, end, first);
+                        const B *src = xp + ih * g.inW + first;
+                        B weight = wp[kh * g.kernelW + kw];
+                        if (g.strideW == 1)
+                          for (int64_t ow = begin; ow < end; ++ow)
+                            row[ow] += weight * src[ow];
+                        else
+                          for (int64_t ow = begin; ow < end; ++ow)
+                            row[ow] += weight * src[ow * g.strideW];
+                      }
+                    }
+                  }
+                }
+              });
 }
 
 /// Depthwise input gradient: each tap's weight times the output gradient,
@@ -177,58 +179,61 @@ void depthwiseConvInputGradByPlanes(const Planar &g, int64_t planes,
     // outW), each tap adding its products to the padded plane in one run;
     // then the input's part of it.
     int64_t pw = g.paddedW(), ph = g.paddedH(), run = g.paddedRun();
-    DTCK_PARALLEL_LOOP(
-        planes * outSize * taps,
-        for (int64_t plane = 0; plane < planes; ++plane) {
-          thread_local std::vector<B> scratch;
-          scratch.resize(ph * pw + g.outH * pw);
-          B *dxpad = scratch.data(), *gpad = dxpad + ph * pw;
-          const B *gp = grad + plane * outSize;
-          g.spreadRows(gp, gpad);
-          std::fill(dxpad, dxpad + ph * pw, B(0));
-          const B *wp = w + (plane % channels) * taps;
-          for (int64_t t = 0; t < taps; ++t) {
-            B *dst = dxpad + g.tapOffset(t);
-            B weight = wp[t];
-            for (int64_t p = 0; p < run; ++p)
-              dst[p] += weight * gpad[p];
-          }
-          B *xp = dx + plane * inSize;
-          for (int64_t ih = 0; ih < g.inH; ++ih)
-            for (int64_t iw = 0; iw < g.inW; ++iw) {
-              int64_t r = ih + g.padH, c = iw + g.padW;
-              xp[ih * g.inW + iw] = r < ph && c < pw ? dxpad[r * pw + c] : B(0);
-            }
-        });
+    parallelFor(planes * outSize * taps, planes,
+                [&](int64_t chunkBegin, int64_t chunkEnd) {
+                  for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                    thread_local std::vector<B> scratch;
+                    scratch.resize(ph * pw + g.outH * pw);
+                    B *dxpad = scratch.data(), *gpad = dxpad + ph * pw;
+                    const B *gp = grad + plane * outSize;
+                    g.spreadRows(gp, gpad);
+                    std::fill(dxpad, dxpad + ph * pw, B(0));
+                    const B *wp = w + (plane % channels) * taps;
+                    for (int64_t t = 0; t < taps; ++t) {
+                      B *dst = dxpad + g.tapOffset(t);
+                      B weight = wp[t];
+                      for (int64_t p = 0; p < run; ++p)
+                        dst[p] += weight * gpad[p];
+                    }
+                    B *xp = dx + plane * inSize;
+                    for (int64_t ih = 0; ih < g.inH; ++ih)
+                      for (int64_t iw = 0; iw < g.inW; ++iw) {
+                        int64_t r = ih + g.padH, c = iw + g.padW;
+                        xp[ih * g.inW + iw] =
+                            r < ph && c < pw ? dxpad[r * pw + c] : B(0);
+                      }
+                  }
+                });
     return;
   }
-  DTCK_PARALLEL_LOOP(
-      planes * outSize * taps,
-      for (int64_t plane = 0; plane < planes; ++plane) {
-        const B *gp = grad + plane * outSize;
-        const B *wp = w + (plane % channels) * taps;
-        B *xp = dx + plane * inSize;
-        std::fill(xp, xp + inSize, B(0));
-        for (int64_t kh = 0; kh < g.kernelH; ++kh)
-          for (int64_t kw = 0; kw < g.kernelW; ++kw) {
-            int64_t begin, end, first;
-            g.columns(kw, begin, end, first);
-            B weight = wp[kh * g.kernelW + kw];
-            for (int64_t oh = 0; oh < g.outH; ++oh) {
-              int64_t ih = g.inputRow(oh, kh);
-              if (ih < 0 || ih >= g.inH)
-                continue;
-              B *dst = xp + ih * g.inW + first;
-              const B *src = gp + oh * g.outW;
-              if (g.strideW == 1)
-                for (int64_t ow = begin; ow < end; ++ow)
-                  dst[ow] += weight * src[ow];
-              else
-                for (int64_t ow = begin; ow < end; ++ow)
-                  dst[ow * g.strideW] += weight * src[ow];
-            }
-          }
-      });
+  parallelFor(planes * outSize * taps, planes,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                  const B *gp = grad + plane * outSize;
+                  const B *wp = w + (plane % channels) * taps;
+                  B *xp = dx + plane * inSize;
+                  std::fill(xp, xp + inSize, B(0));
+                  for (int64_t kh = 0; kh < g.kernelH; ++kh)
+                    for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+                      int64_t begin, end, first;
+                      g.columns(kw, begin, end, first);
+                      B weight = wp[kh * g.kernelW + kw];
+                      for (int64_t oh = 0; oh < g.outH; ++oh) {
+                        int64_t ih = g.inputRow(oh, kh);
+                        if (ih < 0 || ih >= g.inH)
+                          continue;
+                        B *dst = xp + ih * g.inW + first;
+                        const B *src = gp + oh * g.outW;
+                        if (g.strideW == 1)
+                          for (int64_t ow = begin; ow < end; ++ow)
+                            dst[ow] += weight * src[ow];
+                        else
+                          for (int64_t ow = begin; ow < end; ++ow)
+                            dst[ow * g.strideW] += weight * src[ow];
+                      }
+                    }
+                }
+              });
 }
 
 /// Channels the channel-blocked depthwise kernels below take at a time
@@ -296,37 +301,39 @@ void depthwiseConvByChannels(const Planar &g, int64_t batch, int64_t channels,
   ChannelBlocked p(g);
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
-  DTCK_PARALLEL_LOOP(
-      batch * channels * outSize * taps,
-      for (int64_t job = 0; job < batch * p.blocks(channels); ++job) {
-        int64_t n, c0, lanes;
-        p.job(job, channels, n, c0, lanes);
-        thread_local std::vector<B> scratch;
-        scratch.assign(p.size() + taps * L, B(0));
-        B *xs = scratch.data(), *ws = xs + p.size();
-        p.weights(w, c0, lanes, ws);
-        for (int64_t j = 0; j < lanes; ++j) {
-          const B *plane = x + (n * channels + c0 + j) * inSize;
-          for (int64_t ih = 0; ih < g.inH; ++ih)
-            for (int64_t iw = 0; iw < g.inW; ++iw)
-              if (int64_t at = p.inputAt(ih, iw); at >= 0)
-                xs[at + j] = plane[ih * g.inW + iw];
-        }
-        for (int64_t oh = 0; oh < g.outH; ++oh)
-          for (int64_t ow = 0; ow < g.outW; ++ow) {
-            B acc[L] = {};
-            for (int64_t kh = 0; kh < g.kernelH; ++kh)
-              for (int64_t kw = 0; kw < g.kernelW; ++kw) {
-                const B *src = xs + p.tapAt(oh, ow, kh, kw);
-                const B *wt = ws + (kh * g.kernelW + kw) * L;
-                for (int64_t j = 0; j < L; ++j)
-                  acc[j] += wt[j] * src[j];
-              }
-            B *out = y + (n * channels + c0) * outSize + oh * g.outW + ow;
-            for (int64_t j = 0; j < lanes; ++j)
-              out[j * outSize] = acc[j];
-          }
-      });
+  parallelFor(batch * channels * outSize * taps, batch * p.blocks(channels),
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t job = chunkBegin; job < chunkEnd; ++job) {
+                  int64_t n, c0, lanes;
+                  p.job(job, channels, n, c0, lanes);
+                  thread_local std::vector<B> scratch;
+                  scratch.assign(p.size() + taps * L, B(0));
+                  B *xs = scratch.data(), *ws = xs + p.size();
+                  p.weights(w, c0, lanes, ws);
+                  for (int64_t j = 0; j < lanes; ++j) {
+                    const B *plane = x + (n * channels + c0 + j) * inSize;
+                    for (int64_t ih = 0; ih < g.inH; ++ih)
+                      for (int64_t iw = 0; iw < g.inW; ++iw)
+                        if (int64_t at = p.inputAt(ih, iw); at >= 0)
+                          xs[at + j] = plane[ih * g.inW + iw];
+                  }
+                  for (int64_t oh = 0; oh < g.outH; ++oh)
+                    for (int64_t ow = 0; ow < g.outW; ++ow) {
+                      B acc[L] = {};
+                      for (int64_t kh = 0; kh < g.kernelH; ++kh)
+                        for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+                          const B *src = xs + p.tapAt(oh, ow, kh, kw);
+                          const B *wt = ws + (kh * g.kernelW + kw) * L;
+                          for (int64_t j = 0; j < L; ++j)
+                            acc[j] += wt[j] * src[j];
+                        }
+                      B *out =
+                          y + (n * channels + c0) * outSize + oh * g.outW + ow;
+                      for (int64_t j = 0; j < lanes; ++j)
+                        out[j * outSize] = acc[j];
+                    }
+                }
+              });
 }
 
 /// Depthwise input gradient over blocks of channels, channels last: taps
@@ -341,40 +348,42 @@ void depthwiseConvInputGradByChannels(const Planar &g, int64_t batch,
   ChannelBlocked p(g);
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
-  DTCK_PARALLEL_LOOP(
-      batch * channels * outSize * taps,
-      for (int64_t job = 0; job < batch * p.blocks(channels); ++job) {
-        int64_t n, c0, lanes;
-        p.job(job, channels, n, c0, lanes);
-        thread_local std::vector<B> scratch;
-        scratch.assign(p.size() + outSize * L + taps * L, B(0));
-        B *dxs = scratch.data(), *gs = dxs + p.size(), *ws = gs + outSize * L;
-        p.weights(w, c0, lanes, ws);
-        for (int64_t j = 0; j < lanes; ++j) {
-          const B *plane = grad + (n * channels + c0 + j) * outSize;
-          for (int64_t o = 0; o < outSize; ++o)
-            gs[o * L + j] = plane[o];
-        }
-        for (int64_t kh = 0; kh < g.kernelH; ++kh)
-          for (int64_t kw = 0; kw < g.kernelW; ++kw) {
-            const B *wt = ws + (kh * g.kernelW + kw) * L;
-            for (int64_t oh = 0; oh < g.outH; ++oh)
-              for (int64_t ow = 0; ow < g.outW; ++ow) {
-                B *dst = dxs + p.tapAt(oh, ow, kh, kw);
-                const B *src = gs + (oh * g.outW + ow) * L;
-                for (int64_t j = 0; j < L; ++j)
-                  dst[j] += wt[j] * src[j];
-              }
-          }
-        for (int64_t j = 0; j < lanes; ++j) {
-          B *plane = dx + (n * channels + c0 + j) * inSize;
-          for (int64_t ih = 0; ih < g.inH; ++ih)
-            for (int64_t iw = 0; iw < g.inW; ++iw) {
-              int64_t at = p.inputAt(ih, iw);
-              plane[ih * g.inW + iw] = at >= 0 ? dxs[at + j] : B(0);
-            }
-        }
-      });
+  parallelFor(batch * channels * outSize * taps, batch * p.blocks(channels),
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t job = chunkBegin; job < chunkEnd; ++job) {
+                  int64_t n, c0, lanes;
+                  p.job(job, channels, n, c0, lanes);
+                  thread_local std::vector<B> scratch;
+                  scratch.assign(p.size() + outSize * L + taps * L, B(0));
+                  B *dxs = scratch.data(), *gs = dxs + p.size(),
+                    *ws = gs + outSize * L;
+                  p.weights(w, c0, lanes, ws);
+                  for (int64_t j = 0; j < lanes; ++j) {
+                    const B *plane = grad + (n * channels + c0 + j) * outSize;
+                    for (int64_t o = 0; o < outSize; ++o)
+                      gs[o * L + j] = plane[o];
+                  }
+                  for (int64_t kh = 0; kh < g.kernelH; ++kh)
+                    for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+                      const B *wt = ws + (kh * g.kernelW + kw) * L;
+                      for (int64_t oh = 0; oh < g.outH; ++oh)
+                        for (int64_t ow = 0; ow < g.outW; ++ow) {
+                          B *dst = dxs + p.tapAt(oh, ow, kh, kw);
+                          const B *src = gs + (oh * g.outW + ow) * L;
+                          for (int64_t j = 0; j < L; ++j)
+                            dst[j] += wt[j] * src[j];
+                        }
+                    }
+                  for (int64_t j = 0; j < lanes; ++j) {
+                    B *plane = dx + (n * channels + c0 + j) * inSize;
+                    for (int64_t ih = 0; ih < g.inH; ++ih)
+                      for (int64_t iw = 0; iw < g.inW; ++iw) {
+                        int64_t at = p.inputAt(ih, iw);
+                        plane[ih * g.inW + iw] = at >= 0 ? dxs[at + j] : B(0);
+                      }
+                  }
+                }
+              });
 }
 
 /// Depthwise forward: channel-blocked for short output rows, plane by
@@ -412,63 +421,67 @@ void depthwiseConvWeightGrad(const Planar &g, int64_t batch, int64_t channels,
     // Per channel: each image's padded plane and its gradient laid out with
     // the padded rows (zeros past outW), one run per tap.
     int64_t pw = g.paddedW(), ph = g.paddedH(), run = g.paddedRun();
-    DTCK_PARALLEL_LOOP(
-        batch * channels * outSize * taps,
-        for (int64_t c = 0; c < channels; ++c) {
-          thread_local std::vector<B> scratch;
-          scratch.resize(ph * pw + g.outH * pw);
-          B *xpad = scratch.data(), *gpad = xpad + ph * pw;
-          thread_local std::vector<double> sums;
-          sums.assign(taps, 0.0);
-          for (int64_t n = 0; n < batch; ++n) {
-            g.pad(x + (n * channels + c) * inSize, xpad);
-            const B *gp = grad + (n * channels + c) * outSize;
-            g.spreadRows(gp, gpad);
-            for (int64_t t = 0; t < taps; ++t) {
-              const B *src = xpad + g.tapOffset(t);
-              B acc = 0;
-              _Pragma("omp simd reduction(+ : acc)") for (int64_t p = 0;
-                                                          p < run; ++p) acc +=
-                  gpad[p] * src[p];
-              sums[t] += static_cast<double>(acc);
+    parallelFor(
+        batch * channels * outSize * taps, channels,
+        [&](int64_t chunkBegin, int64_t chunkEnd) {
+          for (int64_t c = chunkBegin; c < chunkEnd; ++c) {
+            thread_local std::vector<B> scratch;
+            scratch.resize(ph * pw + g.outH * pw);
+            B *xpad = scratch.data(), *gpad = xpad + ph * pw;
+            thread_local std::vector<double> sums;
+            sums.assign(taps, 0.0);
+            for (int64_t n = 0; n < batch; ++n) {
+              g.pad(x + (n * channels + c) * inSize, xpad);
+              const B *gp = grad + (n * channels + c) * outSize;
+              g.spreadRows(gp, gpad);
+              for (int64_t t = 0; t < taps; ++t) {
+                const B *src = xpad + g.tapOffset(t);
+                B acc = 0;
+                _Pragma("omp simd reduction(+ : acc)") for (int64_t p = 0;
+                                                            p < run; ++p) acc +=
+                    gpad[p] * src[p];
+                sums[t] += static_cast<double>(acc);
+              }
             }
+            for (int64_t t = 0; t < taps; ++t)
+              dw[c * taps + t] = static_cast<B>(sums[t]);
           }
-          for (int64_t t = 0; t < taps; ++t)
-            dw[c * taps + t] = static_cast<B>(sums[t]);
         });
     return;
   }
-  DTCK_PARALLEL_LOOP(
-      batch * channels * outSize * taps,
-      for (int64_t ct = 0; ct < channels * taps; ++ct) {
-        int64_t c = ct / taps, t = ct % taps;
-        int64_t kh = t / g.kernelW, kw = t % g.kernelW;
-        int64_t begin, end, first;
-        g.columns(kw, begin, end, first);
-        double sum = 0;
-        for (int64_t n = 0; n < batch; ++n) {
-          const B *gp = grad + (n * channels + c) * outSize;
-          const B *xp = x + (n * channels + c) * inSize;
-          for (int64_t oh = 0; oh < g.outH; ++oh) {
-            int64_t ih = g.inputRow(oh, kh);
-            if (ih < 0 || ih >= g.inH)
-              continue;
-            const B *src = xp + ih * g.inW + first;
-            const B *row = gp + oh * g.outW;
-            B acc = 0;
-            if (g.strideW == 1) {
-              _Pragma("omp simd reduction(+ : acc)") for (int64_t ow = begin;
-                                                          ow < end; ++ow) acc +=
-                  row[ow] * src[ow];
-            } else {
-              _Pragma("omp simd reduction(+ : acc)") for (int64_t ow = begin;
-                                                          ow < end; ++ow) acc +=
-                  row[ow] * src[ow * g.strideW];
+  parallelFor(
+      batch * channels * outSize * taps, channels * taps,
+      [&](int64_t chunkBegin, int64_t chunkEnd) {
+        for (int64_t ct = chunkBegin; ct < chunkEnd; ++ct) {
+          int64_t c = ct / taps, t = ct % taps;
+          int64_t kh = t / g.kernelW, kw = t % g.kernelW;
+          int64_t begin, end, first;
+          g.columns(kw, begin, end, first);
+          double sum = 0;
+          for (int64_t n = 0; n < batch; ++n) {
+            const B *gp = grad + (n * channels + c) * outSize;
+            const B *xp = x + (n * channels + c) * inSize;
+            for (int64_t oh = 0; oh < g.outH; ++oh) {
+              int64_t ih = g.inputRow(oh, kh);
+              if (ih < 0 || ih >= g.inH)
+                continue;
+              const B *src = xp + ih * g.inW + first;
+              const B *row = gp + oh * g.outW;
+              B acc = 0;
+              if (g.strideW == 1) {
+                _Pragma("omp simd reduction(+ : acc)") for (int64_t ow = begin;
+                                                            ow < end; ++ow)
+                    acc += row[ow] * src[ow];
+              } else {
+                _Pragma("omp simd reduction(+ : acc)") for (int64_t ow = begin;
+                                                            ow < end; ++ow)
+                    acc += row[ow] * src[ow * g.strideW];
+              }
+              sum += static_cast<double>(acc);
             }
-            sum += static_cast<double>(acc);
           }
+          dw[ct] = static_cast<B>(sum);
         }
-        dw[ct] = static_cast<B>(sum);
       });
 }
 
@@ -490,12 +503,14 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
   auto addBias = [&] {
     if (!bias)
       return;
-    DTCK_PARALLEL_LOOP(
-        sy.numel(), for (int64_t nf = 0; nf < batch * filters; ++nf) {
-          B value =
-              static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
-          for (int64_t p = 0; p < o; ++p)
-            ys[nf * o + p] += value;
+    parallelFor(
+        sy.numel(), batch * filters, [&](int64_t chunkBegin, int64_t chunkEnd) {
+          for (int64_t nf = chunkBegin; nf < chunkEnd; ++nf) {
+            B value =
+                static_cast<B>(static_cast<compute_t<T>>(bias[nf % filters]));
+            for (int64_t p = 0; p < o; ++p)
+              ys[nf * o + p] += value;
+          }
         });
   };
   bool depthwise = isDepthwise2d(sx, sw, group);
@@ -660,13 +675,15 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
                   }
                 });
   if (threads > 1) {
-    DTCK_PARALLEL_LOOP(
-        size * threads, for (int64_t i = 0; i < size; ++i) {
-          B sum = 0;
-          for (int t = 0; t < threads; ++t)
-            sum += partial[t * size + i];
-          wsum[i] = sum;
-        });
+    parallelFor(size * threads, size,
+                [&](int64_t chunkBegin, int64_t chunkEnd) {
+                  for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+                    B sum = 0;
+                    for (int t = 0; t < threads; ++t)
+                      sum += partial[t * size + i];
+                    wsum[i] = sum;
+                  }
+                });
   }
   narrow(wsum, sw.numel(), dw);
 }

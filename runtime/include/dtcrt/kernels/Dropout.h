@@ -58,12 +58,13 @@ void dropout(const Shape &sx, const T *x, const int64_t *key, int64_t keyLength,
   int64_t head = std::min(n, (4 - offset % 4) % 4);
   nndetail::dropoutRun(opKey, threshold, keptScale, x, head, offset, y, mask);
   int64_t chunks = (n - head + chunk - 1) / chunk;
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t c = 0; c < chunks; ++c) {
-        int64_t begin = head + c * chunk, count = std::min(chunk, n - begin);
-        nndetail::dropoutRun(opKey, threshold, keptScale, x + begin, count,
-                             offset + begin, y + begin, mask + begin);
-      });
+  parallelFor(n, chunks, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t c = chunkBegin; c < chunkEnd; ++c) {
+      int64_t begin = head + c * chunk, count = std::min(chunk, n - begin);
+      nndetail::dropoutRun(opKey, threshold, keptScale, x + begin, count,
+                           offset + begin, y + begin, mask + begin);
+    }
+  });
 }
 
 /// dtg.dropout with block_of: x (shape sx) is the block of a tensor of
@@ -82,19 +83,20 @@ void dropoutBlock(const Shape &sx, const T *x, const int64_t *key,
   // Rows of the last dimension: consecutive indices in the whole tensor.
   int64_t last = r == 0 ? 1 : sx.dims[r - 1],
           rows = last ? sx.numel() / last : 0;
-  DTCK_PARALLEL_LOOP(
-      sx.numel(), for (int64_t row = 0; row < rows; ++row) {
-        int64_t index = 0, rest = row;
-        int64_t at[kMaxRank] = {};
-        for (int d = r - 2; d >= 0; --d) {
-          at[d] = rest % sx.dims[d];
-          rest /= sx.dims[d];
-        }
-        for (int d = 0; d < r; ++d)
-          index = index * whole.dims[d] + (d < r - 1 ? at[d] : 0) + key[3 + d];
-        nndetail::dropoutRun(opKey, threshold, keptScale, x + row * last, last,
-                             key[2] + index, y + row * last, mask + row * last);
-      });
+  parallelFor(sx.numel(), rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t row = chunkBegin; row < chunkEnd; ++row) {
+      int64_t index = 0, rest = row;
+      int64_t at[kMaxRank] = {};
+      for (int d = r - 2; d >= 0; --d) {
+        at[d] = rest % sx.dims[d];
+        rest /= sx.dims[d];
+      }
+      for (int d = 0; d < r; ++d)
+        index = index * whole.dims[d] + (d < r - 1 ? at[d] : 0) + key[3 + d];
+      nndetail::dropoutRun(opKey, threshold, keptScale, x + row * last, last,
+                           key[2] + index, y + row * last, mask + row * last);
+    }
+  });
 }
 } // namespace dtck
 

@@ -240,20 +240,22 @@ inline void forEachRun(const StridedLoop<N> &loop, Body body) {
   if (chunks > 1) {
     // Long rows: blocks of kBlock elements, each finding its offsets by
     // division.
-    DTCK_PARALLEL_LOOP(
-        rows * inner, for (int64_t b = 0; b < rows * chunks; ++b) {
-          int64_t row = b / chunks, start = (b % chunks) * kBlock;
-          int64_t offsets[N] = {};
-          for (int d = rank - 2; d >= 0; --d) {
-            int64_t coord = row % loop.dims[d];
-            row /= loop.dims[d];
-            for (int k = 0; k < N; ++k)
-              offsets[k] += coord * loop.strides[k][d];
-          }
-          for (int k = 0; k < N; ++k)
-            offsets[k] += start * steps[k];
-          body(offsets, steps, std::min(kBlock, inner - start));
-        });
+    parallelFor(rows * inner, rows * chunks,
+                [&](int64_t chunkBegin, int64_t chunkEnd) {
+                  for (int64_t b = chunkBegin; b < chunkEnd; ++b) {
+                    int64_t row = b / chunks, start = (b % chunks) * kBlock;
+                    int64_t offsets[N] = {};
+                    for (int d = rank - 2; d >= 0; --d) {
+                      int64_t coord = row % loop.dims[d];
+                      row /= loop.dims[d];
+                      for (int k = 0; k < N; ++k)
+                        offsets[k] += coord * loop.strides[k][d];
+                    }
+                    for (int k = 0; k < N; ++k)
+                      offsets[k] += start * steps[k];
+                    body(offsets, steps, std::min(kBlock, inner - start));
+                  }
+                });
     return;
   }
   // Short rows in groups (at most 256 of them, for the threads to share):
@@ -263,34 +265,35 @@ inline void forEachRun(const StridedLoop<N> &loop, Body body) {
   int64_t groups = std::min<int64_t>(rows, 256);
   int64_t perGroup = (rows + groups - 1) / groups;
   groups = (rows + perGroup - 1) / perGroup;
-  DTCK_PARALLEL_LOOP(
-      rows * inner, for (int64_t group = 0; group < groups; ++group) {
-        int64_t first = group * perGroup;
-        int64_t last = std::min(rows, first + perGroup);
-        int64_t coords[kMaxRank] = {}, offsets[N] = {};
-        int64_t rest = first;
-        for (int d = rank - 2; d >= 0; --d) {
-          coords[d] = rest % loop.dims[d];
-          rest /= loop.dims[d];
+  parallelFor(rows * inner, groups, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t group = chunkBegin; group < chunkEnd; ++group) {
+      int64_t first = group * perGroup;
+      int64_t last = std::min(rows, first + perGroup);
+      int64_t coords[kMaxRank] = {}, offsets[N] = {};
+      int64_t rest = first;
+      for (int d = rank - 2; d >= 0; --d) {
+        coords[d] = rest % loop.dims[d];
+        rest /= loop.dims[d];
+        for (int k = 0; k < N; ++k)
+          offsets[k] += coords[d] * loop.strides[k][d];
+      }
+      for (int64_t row = first; row < last; ++row) {
+        int64_t at[N];
+        for (int k = 0; k < N; ++k)
+          at[k] = offsets[k];
+        body(at, steps, inner);
+        for (int d = rank - 2; d >= 0; --d) { // the next row
           for (int k = 0; k < N; ++k)
-            offsets[k] += coords[d] * loop.strides[k][d];
-        }
-        for (int64_t row = first; row < last; ++row) {
-          int64_t at[N];
+            offsets[k] += loop.strides[k][d];
+          if (++coords[d] < loop.dims[d])
+            break;
           for (int k = 0; k < N; ++k)
-            at[k] = offsets[k];
-          body(at, steps, inner);
-          for (int d = rank - 2; d >= 0; --d) { // the next row
-            for (int k = 0; k < N; ++k)
-              offsets[k] += loop.strides[k][d];
-            if (++coords[d] < loop.dims[d])
-              break;
-            for (int k = 0; k < N; ++k)
-              offsets[k] -= coords[d] * loop.strides[k][d];
-            coords[d] = 0;
-          }
+            offsets[k] -= coords[d] * loop.strides[k][d];
+          coords[d] = 0;
         }
-      });
+      }
+    }
+  });
 }
 
 /// Strides of `operand` aligned to the broadcast `result` (0 along broadcast
@@ -304,8 +307,11 @@ inline void alignedStrides(const Shape &operand, const Shape &result,
 template <typename T, typename R, typename F>
 inline void mapEach(const Shape &s, const T *x, R *y, F f) {
   int64_t n = s.numel();
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t i = 0; i < n; ++i) { y[i] = f(x[i]); });
+  parallelFor(n, n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+      y[i] = f(x[i]);
+    }
+  });
 }
 
 /// Applies `f` to broadcast pairs: `r[i] = f(a[ia], b[ib])` with `f` taking

@@ -125,22 +125,24 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
     constexpr int N = decltype(columns)::value;
     if (m % kRowsAtOnce == 0) {
       int64_t groups = rows / kRowsAtOnce;
-      DTCK_PARALLEL_LOOP(
-          rows * n * k, for (int64_t group = 0; group < groups; ++group) {
-            int64_t row = group * kRowsAtOnce, bi = row / m, i = row % m;
-            matmulRowsOf<N, A>(k, a + aOffset[bi] + i * aRow, aRow, aCol,
-                               b + bOffset[bi], bRow, bCol, y + row * n,
-                               widenValue, storeValue);
+      parallelFor(
+          rows * n * k, groups, [&](int64_t chunkBegin, int64_t chunkEnd) {
+            for (int64_t group = chunkBegin; group < chunkEnd; ++group) {
+              int64_t row = group * kRowsAtOnce, bi = row / m, i = row % m;
+              matmulRowsOf<N, A>(k, a + aOffset[bi] + i * aRow, aRow, aCol,
+                                 b + bOffset[bi], bRow, bCol, y + row * n,
+                                 widenValue, storeValue);
+            }
           });
       return;
     }
-    DTCK_PARALLEL_LOOP(
-        rows * n * k, for (int64_t row = 0; row < rows; ++row) {
-          int64_t bi = row / m, i = row % m;
-          matmulRowOf<N, A>(k, a + aOffset[bi] + i * aRow, aCol,
-                            b + bOffset[bi], bRow, bCol, y + row * n,
-                            widenValue, storeValue);
-        });
+    parallelFor(rows * n * k, rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+      for (int64_t row = chunkBegin; row < chunkEnd; ++row) {
+        int64_t bi = row / m, i = row % m;
+        matmulRowOf<N, A>(k, a + aOffset[bi] + i * aRow, aCol, b + bOffset[bi],
+                          bRow, bCol, y + row * n, widenValue, storeValue);
+      }
+    });
   };
   auto fixedRows = [&](auto columns) {
     if (bCol == 1)
@@ -336,16 +338,18 @@ void matmulView(const Shape &sy, int64_t k, const T *a, const MatrixView &va,
                       std::vector<B> &buffer, MatrixView &out,
                       std::vector<int64_t> &outOffsets) {
       buffer.resize(numBatch * rows * cols);
-      DTCK_PARALLEL_LOOP(
-          numBatch * rows * cols, for (int64_t bi = 0; bi < numBatch; ++bi) {
-            for (int64_t i = 0; i < rows; ++i) {
-              for (int64_t j = 0; j < cols; ++j) {
-                buffer[(bi * rows + i) * cols + j] =
-                    static_cast<B>(static_cast<compute_t<T>>(
-                        x[offsets[bi] + i * v.row + j * v.col]));
-              }
-            }
-          });
+      parallelFor(numBatch * rows * cols, numBatch,
+                  [&](int64_t chunkBegin, int64_t chunkEnd) {
+                    for (int64_t bi = chunkBegin; bi < chunkEnd; ++bi) {
+                      for (int64_t i = 0; i < rows; ++i) {
+                        for (int64_t j = 0; j < cols; ++j) {
+                          buffer[(bi * rows + i) * cols + j] =
+                              static_cast<B>(static_cast<compute_t<T>>(
+                                  x[offsets[bi] + i * v.row + j * v.col]));
+                        }
+                      }
+                    }
+                  });
       out.row = cols;
       out.col = 1;
       for (int64_t bi = 0; bi < numBatch; ++bi)
@@ -424,28 +428,30 @@ void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
     broadcastStrides(sc, Shape{2, {m, n}}, cStrides);
   if (alpha == 0.0) {
     // BLAS would skip op(a) op(b); the interpreter's 0 * acc keeps NaNs.
-    DTCK_PARALLEL_LOOP(
-        m * n * k, for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            double acc = 0.0;
-            for (int64_t p = 0; p < k; ++p)
-              acc += toDouble(a[transA ? p * m + i : i * k + p]) *
-                     toDouble(b[transB ? j * k + p : p * n + j]);
-            double value = alpha * acc;
-            if (c)
-              value += beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]);
-            ys[i * n + j] = B(value);
-          }
-        });
+    parallelFor(m * n * k, m, [&](int64_t chunkBegin, int64_t chunkEnd) {
+      for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double acc = 0.0;
+          for (int64_t p = 0; p < k; ++p)
+            acc += toDouble(a[transA ? p * m + i : i * k + p]) *
+                   toDouble(b[transB ? j * k + p : p * n + j]);
+          double value = alpha * acc;
+          if (c)
+            value += beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]);
+          ys[i * n + j] = B(value);
+        }
+      }
+    });
   } else {
     if (c) {
-      DTCK_PARALLEL_LOOP(
-          m * n, for (int64_t i = 0; i < m; ++i) {
-            for (int64_t j = 0; j < n; ++j) {
-              ys[i * n + j] =
-                  B(beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]));
-            }
-          });
+      parallelFor(m * n, m, [&](int64_t chunkBegin, int64_t chunkEnd) {
+        for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            ys[i * n + j] =
+                B(beta * toDouble(c[i * cStrides[0] + j * cStrides[1]]));
+          }
+        }
+      });
     }
     // bf16 through oneDNN (MatmulLibrary.h): the product in float, then
     // alpha times it plus beta c, as sgemm computes them.
@@ -459,10 +465,11 @@ void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
       library = library->run(a, b, product.data()) ? library : nullptr;
     }
     if (library) {
-      DTCK_PARALLEL_LOOP(
-          m * n, for (int64_t i = 0; i < m * n; ++i) {
-            ys[i] = B(alpha) * product[i] + (c ? ys[i] : B(0));
-          });
+      parallelFor(m * n, m * n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+        for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+          ys[i] = B(alpha) * product[i] + (c ? ys[i] : B(0));
+        }
+      });
     } else {
       std::vector<B> aBuf, bBuf;
       const B *as = widen<B>(a, sa.numel(), aBuf);
@@ -493,38 +500,41 @@ void einsum(int64_t numLetters, int64_t numOutput, const int64_t *sizes,
     else
       return static_cast<uint64_t>(static_cast<int64_t>(v));
   };
-  DTCK_PARALLEL_LOOP(
-      outCount * sumCount, for (int64_t r = 0; r < outCount; ++r) {
-        int64_t offset[N] = {};
-        for (int64_t l = numOutput - 1, rest = r; l >= 0; --l) {
-          int64_t index = rest % sizes[l];
-          rest /= sizes[l];
-          for (int i = 0; i < N; ++i)
-            offset[i] += index * strides[i][l];
-        }
-        int64_t index[64] = {}; // summed letters' indices (52 letters at most)
-        Acc acc = 0;
-        for (int64_t t = 0; t < sumCount; ++t) {
-          Acc term = 1;
-          for (int i = 0; i < N; ++i)
-            term *= value(inputs[i][offset[i]]);
-          acc += term;
-          for (int64_t l = numLetters - 1; l >= numOutput; --l) {
-            int64_t s = l - numOutput;
-            for (int i = 0; i < N; ++i)
-              offset[i] += strides[i][l];
-            if (++index[s] < sizes[l])
-              break;
-            for (int i = 0; i < N; ++i)
-              offset[i] -= sizes[l] * strides[i][l];
-            index[s] = 0;
-          }
-        }
-        if constexpr (isFloating<T>)
-          y[r] = store<T>(acc);
-        else
-          y[r] = store<T>(static_cast<int64_t>(acc));
-      });
+  parallelFor(outCount * sumCount, outCount,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+                  int64_t offset[N] = {};
+                  for (int64_t l = numOutput - 1, rest = r; l >= 0; --l) {
+                    int64_t index = rest % sizes[l];
+                    rest /= sizes[l];
+                    for (int i = 0; i < N; ++i)
+                      offset[i] += index * strides[i][l];
+                  }
+                  int64_t index[64] =
+                      {}; // summed letters' indices (52 letters at most)
+                  Acc acc = 0;
+                  for (int64_t t = 0; t < sumCount; ++t) {
+                    Acc term = 1;
+                    for (int i = 0; i < N; ++i)
+                      term *= value(inputs[i][offset[i]]);
+                    acc += term;
+                    for (int64_t l = numLetters - 1; l >= numOutput; --l) {
+                      int64_t s = l - numOutput;
+                      for (int i = 0; i < N; ++i)
+                        offset[i] += strides[i][l];
+                      if (++index[s] < sizes[l])
+                        break;
+                      for (int i = 0; i < N; ++i)
+                        offset[i] -= sizes[l] * strides[i][l];
+                      index[s] = 0;
+                    }
+                  }
+                  if constexpr (isFloating<T>)
+                    y[r] = store<T>(acc);
+                  else
+                    y[r] = store<T>(static_cast<int64_t>(acc));
+                }
+              });
 }
 } // namespace dtck
 

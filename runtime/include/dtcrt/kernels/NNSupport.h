@@ -169,10 +169,11 @@ const B *widen(const T *data, int64_t n, std::vector<B> &buffer) {
     return data;
   } else {
     buffer.resize(n);
-    DTCK_PARALLEL_LOOP(
-        n, for (int64_t i = 0; i < n; ++i) {
-          buffer[i] = static_cast<B>(static_cast<compute_t<T>>(data[i]));
-        });
+    parallelFor(n, n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+      for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+        buffer[i] = static_cast<B>(static_cast<compute_t<T>>(data[i]));
+      }
+    });
     return buffer.data();
   }
 }
@@ -193,9 +194,11 @@ B *computeBuffer(T *result, int64_t n, std::vector<B> &buffer) {
 template <typename B, typename T>
 void narrow(const B *buffer, int64_t n, T *result) {
   if constexpr (!std::is_same_v<T, B>) {
-    DTCK_PARALLEL_LOOP(
-        n,
-        for (int64_t i = 0; i < n; ++i) { result[i] = store<T>(buffer[i]); });
+    parallelFor(n, n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+      for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+        result[i] = store<T>(buffer[i]);
+      }
+    });
   }
 }
 

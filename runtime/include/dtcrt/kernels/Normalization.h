@@ -174,33 +174,42 @@ void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
       // Rows along the last axis: contiguous, in float; short ones
       // kRowLanes at a time across the lanes, the rest one by one.
       int64_t across = size <= kAcrossRowsMax ? outer / kRowLanes : 0;
-      DTCK_PARALLEL_LOOP(
-          across * kRowLanes * size, for (int64_t b = 0; b < across; ++b) {
-            thread_local std::vector<float> scratch;
-            if (static_cast<int64_t>(scratch.size()) < 2 * kRowLanes * size)
-              scratch.resize(2 * kRowLanes * size);
-            int64_t first = b * kRowLanes * size;
-            softmaxRowsAcross(x + first, y + first, size, log, scratch.data());
+      parallelFor(across * kRowLanes * size, across,
+                  [&](int64_t chunkBegin, int64_t chunkEnd) {
+                    for (int64_t b = chunkBegin; b < chunkEnd; ++b) {
+                      thread_local std::vector<float> scratch;
+                      if (static_cast<int64_t>(scratch.size()) <
+                          2 * kRowLanes * size)
+                        scratch.resize(2 * kRowLanes * size);
+                      int64_t first = b * kRowLanes * size;
+                      softmaxRowsAcross(x + first, y + first, size, log,
+                                        scratch.data());
+                    }
+                  });
+      int64_t done = across * kRowLanes;
+      parallelFor(
+          (outer - done) * size, outer - done,
+          [&](int64_t chunkBegin, int64_t chunkEnd) {
+            for (int64_t o = done + chunkBegin; o < done + chunkEnd; ++o) {
+              thread_local std::vector<float> scratch;
+              if (static_cast<int64_t>(scratch.size()) < size)
+                scratch.resize(size);
+              softmaxRow(x + o * size, y + o * size, size, log, scratch.data());
+            }
           });
-      DTCK_PARALLEL_LOOP((outer - across * kRowLanes) * size,
-                         for (int64_t o = across * kRowLanes; o < outer; ++o) {
-                           thread_local std::vector<float> scratch;
-                           if (static_cast<int64_t>(scratch.size()) < size)
-                             scratch.resize(size);
-                           softmaxRow(x + o * size, y + o * size, size, log,
-                                      scratch.data());
-                         });
       return;
     }
   }
   int64_t tiles = (inner + kTile - 1) / kTile;
-  DTCK_PARALLEL_LOOP(
-      sx.numel(), for (int64_t task = 0; task < outer * tiles; ++task) {
-        int64_t o = task / tiles, j0 = (task % tiles) * kTile;
-        int64_t base = o * size * inner + j0;
-        softmaxTile(x + base, y + base, size, inner,
-                    std::min(kTile, inner - j0), log);
-      });
+  parallelFor(sx.numel(), outer * tiles,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t task = chunkBegin; task < chunkEnd; ++task) {
+                  int64_t o = task / tiles, j0 = (task % tiles) * kTile;
+                  int64_t base = o * size * inner + j0;
+                  softmaxTile(x + base, y + base, size, inner,
+                              std::min(kTile, inner - j0), log);
+                }
+              });
 }
 
 } // namespace nndetail
@@ -217,16 +226,18 @@ void batchNormInference(const Shape &sx, const T *x, const S *scale,
                         double epsilon, T *y) {
   using nndetail::toDouble;
   int64_t channels = sx.dims[1], inner = nndetail::numelOf(sx, 2, sx.rank);
-  DTCK_PARALLEL_LOOP(
-      sx.numel(), for (int64_t nc = 0; nc < sx.dims[0] * channels; ++nc) {
-        int64_t c = nc % channels;
-        double invStd = 1.0 / std::sqrt(toDouble(var[c]) + epsilon);
-        double s = toDouble(scale[c]), m = toDouble(mean[c]),
-               b = toDouble(bias[c]);
-        for (int64_t j = 0; j < inner; ++j)
-          y[nc * inner + j] =
-              store<T>(s * (toDouble(x[nc * inner + j]) - m) * invStd + b);
-      });
+  parallelFor(sx.numel(), sx.dims[0] * channels,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t nc = chunkBegin; nc < chunkEnd; ++nc) {
+                  int64_t c = nc % channels;
+                  double invStd = 1.0 / std::sqrt(toDouble(var[c]) + epsilon);
+                  double s = toDouble(scale[c]), m = toDouble(mean[c]),
+                         b = toDouble(bias[c]);
+                  for (int64_t j = 0; j < inner; ++j)
+                    y[nc * inner + j] = store<T>(
+                        s * (toDouble(x[nc * inner + j]) - m) * invStd + b);
+                }
+              });
 }
 
 /// dtg.batch_norm_training: normalizes with the batch statistics of each
@@ -247,41 +258,45 @@ void batchNormTraining(const Shape &sx, const T *x, const S *scale,
   // overlap instead of each addition waiting for the one before.
   constexpr int64_t kWays = 4;
   int64_t ways = channels % kWays == 0 ? kWays : 1;
-  DTCK_PARALLEL_LOOP(
-      sx.numel(), for (int64_t c0 = 0; c0 < channels; c0 += ways) {
-        double sums[kWays] = {}, means[kWays], squaresOf[kWays] = {};
-        for (int64_t n = 0; n < batch; ++n)
-          for (int64_t j = 0; j < inner; ++j)
-            for (int64_t k = 0; k < ways; ++k)
-              sums[k] += toDouble(x[(n * channels + c0 + k) * inner + j]);
-        for (int64_t k = 0; k < ways; ++k)
-          means[k] = sums[k] / static_cast<double>(count);
-        for (int64_t n = 0; n < batch; ++n)
-          for (int64_t j = 0; j < inner; ++j)
-            for (int64_t k = 0; k < ways; ++k) {
-              double d =
-                  toDouble(x[(n * channels + c0 + k) * inner + j]) - means[k];
-              squaresOf[k] += d * d;
-            }
-        for (int64_t k = 0; k < ways; ++k) {
-          int64_t c = c0 + k;
-          double mean = means[k], squares = squaresOf[k];
-          double biasedVar = squares / static_cast<double>(count);
-          double sampleVar = unbiasedRunningVar
-                                 ? squares / static_cast<double>(count - 1)
-                                 : biasedVar;
-          double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
-          double s = toDouble(scale[c]), b = toDouble(bias[c]);
-          for (int64_t n = 0; n < batch; ++n) {
-            int64_t base = (n * channels + c) * inner;
+  parallelFor(
+      sx.numel(), (channels + ways - 1) / ways,
+      [&](int64_t chunkBegin, int64_t chunkEnd) {
+        for (int64_t c0 = chunkBegin * ways;
+             c0 < std::min(channels, chunkEnd * ways); c0 += ways) {
+          double sums[kWays] = {}, means[kWays], squaresOf[kWays] = {};
+          for (int64_t n = 0; n < batch; ++n)
             for (int64_t j = 0; j < inner; ++j)
-              y[base + j] =
-                  store<T>(s * (toDouble(x[base + j]) - mean) * invStd + b);
+              for (int64_t k = 0; k < ways; ++k)
+                sums[k] += toDouble(x[(n * channels + c0 + k) * inner + j]);
+          for (int64_t k = 0; k < ways; ++k)
+            means[k] = sums[k] / static_cast<double>(count);
+          for (int64_t n = 0; n < batch; ++n)
+            for (int64_t j = 0; j < inner; ++j)
+              for (int64_t k = 0; k < ways; ++k) {
+                double d =
+                    toDouble(x[(n * channels + c0 + k) * inner + j]) - means[k];
+                squaresOf[k] += d * d;
+              }
+          for (int64_t k = 0; k < ways; ++k) {
+            int64_t c = c0 + k;
+            double mean = means[k], squares = squaresOf[k];
+            double biasedVar = squares / static_cast<double>(count);
+            double sampleVar = unbiasedRunningVar
+                                   ? squares / static_cast<double>(count - 1)
+                                   : biasedVar;
+            double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
+            double s = toDouble(scale[c]), b = toDouble(bias[c]);
+            for (int64_t n = 0; n < batch; ++n) {
+              int64_t base = (n * channels + c) * inner;
+              for (int64_t j = 0; j < inner; ++j)
+                y[base + j] =
+                    store<T>(s * (toDouble(x[base + j]) - mean) * invStd + b);
+            }
+            newMean[c] = store<M>(momentum * toDouble(runningMean[c]) +
+                                  (1.0 - momentum) * mean);
+            newVar[c] = store<V>(momentum * toDouble(runningVar[c]) +
+                                 (1.0 - momentum) * sampleVar);
           }
-          newMean[c] = store<M>(momentum * toDouble(runningMean[c]) +
-                                (1.0 - momentum) * mean);
-          newVar[c] = store<V>(momentum * toDouble(runningVar[c]) +
-                               (1.0 - momentum) * sampleVar);
         }
       });
 }
@@ -315,28 +330,29 @@ void layerNorm(const Shape &sx, const Shape &sscale, const Shape &sbias,
   };
   std::vector<int64_t> scaleIndex = indexOf(sscale);
   std::vector<int64_t> biasIndex = bias ? indexOf(sbias) : scaleIndex;
-  DTCK_PARALLEL_LOOP(
-      sx.numel(), for (int64_t o = 0; o < outer; ++o) {
-        const T *row = x + o * inner;
-        double sum = 0.0;
-        for (int64_t j = 0; j < inner; ++j)
-          sum += toDouble(row[j]);
-        double mean = sum / static_cast<double>(inner);
-        double squares = 0.0;
-        for (int64_t j = 0; j < inner; ++j) {
-          double d = toDouble(row[j]) - mean;
-          squares += d * d;
-        }
-        double invStd =
-            1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon);
-        for (int64_t j = 0; j < inner; ++j) {
-          double value = (toDouble(row[j]) - mean) * invStd *
-                         toDouble(scale[scaleIndex[j]]);
-          if (bias)
-            value += toDouble(bias[biasIndex[j]]);
-          y[o * inner + j] = store<T>(value);
-        }
-      });
+  parallelFor(sx.numel(), outer, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t o = chunkBegin; o < chunkEnd; ++o) {
+      const T *row = x + o * inner;
+      double sum = 0.0;
+      for (int64_t j = 0; j < inner; ++j)
+        sum += toDouble(row[j]);
+      double mean = sum / static_cast<double>(inner);
+      double squares = 0.0;
+      for (int64_t j = 0; j < inner; ++j) {
+        double d = toDouble(row[j]) - mean;
+        squares += d * d;
+      }
+      double invStd =
+          1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon);
+      for (int64_t j = 0; j < inner; ++j) {
+        double value =
+            (toDouble(row[j]) - mean) * invStd * toDouble(scale[scaleIndex[j]]);
+        if (bias)
+          value += toDouble(bias[biasIndex[j]]);
+        y[o * inner + j] = store<T>(value);
+      }
+    }
+  });
 }
 
 /// dtg.softmax: exp(x - max) / sum(exp(x - max)) along `axis`, in double.

@@ -25,23 +25,24 @@ void maxPool(const Shape &sx, const Shape &sy, const T *x,
   using C = compute_t<T>;
   nndetail::Window win(sx, sy, kernel, strides, pads, dilations);
   int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
-  DTCK_PARALLEL_LOOP(
-      sy.numel() * win.kernelSize,
-      for (int64_t plane = 0; plane < planes; ++plane) {
-        const T *xp = x + plane * win.inSize;
-        std::vector<C> acc(o, -std::numeric_limits<C>::infinity());
-        for (int64_t t = 0; t < win.kernelSize; ++t) {
-          const int64_t *taps = win.taps.data() + t * o;
-          for (int64_t p = 0; p < o; ++p) {
-            if (taps[p] < 0)
-              continue;
-            C v = static_cast<C>(xp[taps[p]]);
-            acc[p] = std::isnan(v) ? v : std::max(acc[p], v);
-          }
-        }
-        for (int64_t p = 0; p < o; ++p)
-          y[plane * o + p] = store<T>(acc[p]);
-      });
+  parallelFor(sy.numel() * win.kernelSize, planes,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                  const T *xp = x + plane * win.inSize;
+                  std::vector<C> acc(o, -std::numeric_limits<C>::infinity());
+                  for (int64_t t = 0; t < win.kernelSize; ++t) {
+                    const int64_t *taps = win.taps.data() + t * o;
+                    for (int64_t p = 0; p < o; ++p) {
+                      if (taps[p] < 0)
+                        continue;
+                      C v = static_cast<C>(xp[taps[p]]);
+                      acc[p] = std::isnan(v) ? v : std::max(acc[p], v);
+                    }
+                  }
+                  for (int64_t p = 0; p < o; ++p)
+                    y[plane * o + p] = store<T>(acc[p]);
+                }
+              });
 }
 
 /// dtg.avg_pool: the sum of each window's input elements divided by their
@@ -54,20 +55,22 @@ void avgPool(const Shape &sx, const Shape &sy, const T *x,
   const std::vector<int64_t> &count =
       countIncludePad ? win.paddedCount : win.inputCount;
   int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
-  DTCK_PARALLEL_LOOP(
-      sy.numel() * win.kernelSize,
-      for (int64_t plane = 0; plane < planes; ++plane) {
-        const T *xp = x + plane * win.inSize;
-        std::vector<double> sum(o, 0.0);
-        for (int64_t t = 0; t < win.kernelSize; ++t) {
-          const int64_t *taps = win.taps.data() + t * o;
-          for (int64_t p = 0; p < o; ++p)
-            if (taps[p] >= 0)
-              sum[p] += nndetail::toDouble(xp[taps[p]]);
-        }
-        for (int64_t p = 0; p < o; ++p)
-          y[plane * o + p] = store<T>(sum[p] / static_cast<double>(count[p]));
-      });
+  parallelFor(sy.numel() * win.kernelSize, planes,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                  const T *xp = x + plane * win.inSize;
+                  std::vector<double> sum(o, 0.0);
+                  for (int64_t t = 0; t < win.kernelSize; ++t) {
+                    const int64_t *taps = win.taps.data() + t * o;
+                    for (int64_t p = 0; p < o; ++p)
+                      if (taps[p] >= 0)
+                        sum[p] += nndetail::toDouble(xp[taps[p]]);
+                  }
+                  for (int64_t p = 0; p < o; ++p)
+                    y[plane * o + p] =
+                        store<T>(sum[p] / static_cast<double>(count[p]));
+                }
+              });
 }
 
 /// dtg.max_pool_grad: each window's gradient g goes to the input element of
@@ -81,31 +84,32 @@ void maxPoolGrad(const Shape &sg, const Shape &sx, const T *g, const T *x,
   nndetail::Window win(sx, sg, kernel, strides, pads, dilations);
   int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
   int64_t in = win.inSize;
-  DTCK_PARALLEL_LOOP(
-      sg.numel() * win.kernelSize,
-      for (int64_t plane = 0; plane < planes; ++plane) {
-        const T *xp = x + plane * in;
-        std::vector<C> max(o);
-        std::vector<int64_t> best(o, -1);
-        for (int64_t t = 0; t < win.kernelSize; ++t) {
-          const int64_t *taps = win.taps.data() + t * o;
-          for (int64_t p = 0; p < o; ++p) {
-            if (taps[p] < 0)
-              continue;
-            C v = static_cast<C>(xp[taps[p]]);
-            if (best[p] < 0 || v > max[p] || std::isnan(v)) {
-              max[p] = v;
-              best[p] = taps[p];
-            }
-          }
-        }
-        std::vector<double> acc(in, 0.0);
-        for (int64_t p = 0; p < o; ++p)
-          if (best[p] >= 0)
-            acc[best[p]] += nndetail::toDouble(g[plane * o + p]);
-        for (int64_t i = 0; i < in; ++i)
-          dx[plane * in + i] = store<T>(acc[i]);
-      });
+  parallelFor(sg.numel() * win.kernelSize, planes,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                  const T *xp = x + plane * in;
+                  std::vector<C> max(o);
+                  std::vector<int64_t> best(o, -1);
+                  for (int64_t t = 0; t < win.kernelSize; ++t) {
+                    const int64_t *taps = win.taps.data() + t * o;
+                    for (int64_t p = 0; p < o; ++p) {
+                      if (taps[p] < 0)
+                        continue;
+                      C v = static_cast<C>(xp[taps[p]]);
+                      if (best[p] < 0 || v > max[p] || std::isnan(v)) {
+                        max[p] = v;
+                        best[p] = taps[p];
+                      }
+                    }
+                  }
+                  std::vector<double> acc(in, 0.0);
+                  for (int64_t p = 0; p < o; ++p)
+                    if (best[p] >= 0)
+                      acc[best[p]] += nndetail::toDouble(g[plane * o + p]);
+                  for (int64_t i = 0; i < in; ++i)
+                    dx[plane * in + i] = store<T>(acc[i]);
+                }
+              });
 }
 
 /// dtg.avg_pool_grad: each window's gradient divided by the forward op's
@@ -120,22 +124,23 @@ void avgPoolGrad(const Shape &sg, const Shape &sx, const T *g,
       countIncludePad ? win.paddedCount : win.inputCount;
   int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
   int64_t in = win.inSize;
-  DTCK_PARALLEL_LOOP(
-      sg.numel() * win.kernelSize,
-      for (int64_t plane = 0; plane < planes; ++plane) {
-        std::vector<double> share(o), acc(in, 0.0);
-        for (int64_t p = 0; p < o; ++p)
-          share[p] = nndetail::toDouble(g[plane * o + p]) /
-                     static_cast<double>(count[p]);
-        for (int64_t t = 0; t < win.kernelSize; ++t) {
-          const int64_t *taps = win.taps.data() + t * o;
-          for (int64_t p = 0; p < o; ++p)
-            if (taps[p] >= 0)
-              acc[taps[p]] += share[p];
-        }
-        for (int64_t i = 0; i < in; ++i)
-          dx[plane * in + i] = store<T>(acc[i]);
-      });
+  parallelFor(sg.numel() * win.kernelSize, planes,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t plane = chunkBegin; plane < chunkEnd; ++plane) {
+                  std::vector<double> share(o), acc(in, 0.0);
+                  for (int64_t p = 0; p < o; ++p)
+                    share[p] = nndetail::toDouble(g[plane * o + p]) /
+                               static_cast<double>(count[p]);
+                  for (int64_t t = 0; t < win.kernelSize; ++t) {
+                    const int64_t *taps = win.taps.data() + t * o;
+                    for (int64_t p = 0; p < o; ++p)
+                      if (taps[p] >= 0)
+                        acc[taps[p]] += share[p];
+                  }
+                  for (int64_t i = 0; i < in; ++i)
+                    dx[plane * in + i] = store<T>(acc[i]);
+                }
+              });
 }
 } // namespace dtck
 

@@ -118,35 +118,41 @@ inline void reduceNest(const Shape &in, const Shape &kept, const T *x,
     constexpr int64_t kWays = 8;
     int64_t runs = reducedNest.count();
     int64_t groups = outCount / kWays;
-    DTCK_PARALLEL_LOOP(
-        groups * kWays * runs * inner, for (int64_t g = 0; g < groups; ++g) {
-          int64_t r0 = g * kWays;
-          State s[kWays];
-          const T *p[kWays];
-          for (int64_t k = 0; k < kWays; ++k) {
-            s[k] = init(r0 + k);
-            p[k] = x + keptNest.offsetOf(r0 + k);
-          }
-          Odometer walk = reducedNest;
-          for (int64_t q = 0; q < runs; ++q, walk.next())
-            for (int64_t j = 0; j < inner; ++j)
-              for (int64_t k = 0; k < kWays; ++k)
-                s[k] = step(r0 + k, s[k], p[k][walk.offset + j]);
-          for (int64_t k = 0; k < kWays; ++k)
-            finish(r0 + k, s[k]);
-        });
-    DTCK_PARALLEL_LOOP((outCount - groups * kWays) * runs * inner,
-                       for (int64_t r = groups * kWays; r < outCount; ++r) {
-                         Odometer walk = reducedNest;
-                         int64_t base = keptNest.offsetOf(r);
-                         State s = init(r);
-                         for (int64_t q = 0; q < runs; ++q, walk.next()) {
-                           const T *p = x + base + walk.offset;
-                           for (int64_t j = 0; j < inner; ++j)
-                             s = step(r, s, p[j]);
-                         }
-                         finish(r, s);
-                       });
+    parallelFor(groups * kWays * runs * inner, groups,
+                [&](int64_t chunkBegin, int64_t chunkEnd) {
+                  for (int64_t g = chunkBegin; g < chunkEnd; ++g) {
+                    int64_t r0 = g * kWays;
+                    State s[kWays];
+                    const T *p[kWays];
+                    for (int64_t k = 0; k < kWays; ++k) {
+                      s[k] = init(r0 + k);
+                      p[k] = x + keptNest.offsetOf(r0 + k);
+                    }
+                    Odometer walk = reducedNest;
+                    for (int64_t q = 0; q < runs; ++q, walk.next())
+                      for (int64_t j = 0; j < inner; ++j)
+                        for (int64_t k = 0; k < kWays; ++k)
+                          s[k] = step(r0 + k, s[k], p[k][walk.offset + j]);
+                    for (int64_t k = 0; k < kWays; ++k)
+                      finish(r0 + k, s[k]);
+                  }
+                });
+    int64_t done = groups * kWays;
+    parallelFor((outCount - done) * runs * inner, outCount - done,
+                [&](int64_t chunkBegin, int64_t chunkEnd) {
+                  for (int64_t r = done + chunkBegin; r < done + chunkEnd;
+                       ++r) {
+                    Odometer walk = reducedNest;
+                    int64_t base = keptNest.offsetOf(r);
+                    State s = init(r);
+                    for (int64_t q = 0; q < runs; ++q, walk.next()) {
+                      const T *p = x + base + walk.offset;
+                      for (int64_t j = 0; j < inner; ++j)
+                        s = step(r, s, p[j]);
+                    }
+                    finish(r, s);
+                  }
+                });
     return;
   }
   // The last dimension is kept: reduce blocks of contiguous results at once.
@@ -154,24 +160,25 @@ inline void reduceNest(const Shape &in, const Shape &kept, const T *x,
   int64_t chunks = (inner + kChunk - 1) / kChunk;
   int64_t rows = outCount / inner;
   int64_t runs = reducedNest.count();
-  DTCK_PARALLEL_LOOP(
-      total, for (int64_t b = 0; b < rows * chunks; ++b) {
-        int64_t row = b / chunks, n0 = (b % chunks) * kChunk;
-        int64_t len = std::min(kChunk, inner - n0);
-        int64_t r0 = row * inner + n0;
-        int64_t base = keptNest.offsetOf(row) + n0;
-        State s[kChunk];
+  parallelFor(total, rows * chunks, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t b = chunkBegin; b < chunkEnd; ++b) {
+      int64_t row = b / chunks, n0 = (b % chunks) * kChunk;
+      int64_t len = std::min(kChunk, inner - n0);
+      int64_t r0 = row * inner + n0;
+      int64_t base = keptNest.offsetOf(row) + n0;
+      State s[kChunk];
+      for (int64_t n = 0; n < len; ++n)
+        s[n] = init(r0 + n);
+      Odometer walk = reducedNest;
+      for (int64_t q = 0; q < runs; ++q, walk.next()) {
+        const T *p = x + base + walk.offset;
         for (int64_t n = 0; n < len; ++n)
-          s[n] = init(r0 + n);
-        Odometer walk = reducedNest;
-        for (int64_t q = 0; q < runs; ++q, walk.next()) {
-          const T *p = x + base + walk.offset;
-          for (int64_t n = 0; n < len; ++n)
-            s[n] = step(r0 + n, s[n], p[n]);
-        }
-        for (int64_t n = 0; n < len; ++n)
-          finish(r0 + n, s[n]);
-      });
+          s[n] = step(r0 + n, s[n], p[n]);
+      }
+      for (int64_t n = 0; n < len; ++n)
+        finish(r0 + n, s[n]);
+    }
+  });
 }
 
 /// Operand elements per result element of a reduction.
@@ -396,19 +403,21 @@ inline void argReduce(const char *kernel, const Shape &in, const T *x,
     else
       return p == q;
   };
-  DTCK_PARALLEL_LOOP(
-      outer * size * inner, for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t n = 0; n < inner; ++n) {
-          const T *p = x + o * size * inner + n;
-          int64_t best = 0;
-          for (int64_t j = 1; j < size; ++j) {
-            T v = p[j * inner], b = p[best * inner];
-            if (better(v, b) || (last && equal(v, b)))
-              best = j;
-          }
-          y[o * inner + n] = best;
-        }
-      });
+  parallelFor(outer * size * inner, outer,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t o = chunkBegin; o < chunkEnd; ++o) {
+                  for (int64_t n = 0; n < inner; ++n) {
+                    const T *p = x + o * size * inner + n;
+                    int64_t best = 0;
+                    for (int64_t j = 1; j < size; ++j) {
+                      T v = p[j * inner], b = p[best * inner];
+                      if (better(v, b) || (last && equal(v, b)))
+                        best = j;
+                    }
+                    y[o * inner + n] = best;
+                  }
+                }
+              });
 }
 
 } // namespace detail
@@ -458,33 +467,35 @@ inline void cumSum(const Shape &s, const T *x, int64_t axis, bool exclusive,
   constexpr int64_t kChunk = 256;
   int64_t chunks = (inner + kChunk - 1) / kChunk;
   using State = std::conditional_t<isFloating<T>, double, int64_t>;
-  DTCK_PARALLEL_LOOP(
-      outer * size * inner, for (int64_t b = 0; b < outer * chunks; ++b) {
-        int64_t o = b / chunks, n0 = (b % chunks) * kChunk;
-        int64_t len = std::min(kChunk, inner - n0);
-        State acc[kChunk] = {};
-        for (int64_t step = 0; step < size; ++step) {
-          int64_t j = reverse ? size - 1 - step : step;
-          int64_t base = (o * size + j) * inner + n0;
-          for (int64_t n = 0; n < len; ++n) {
-            State v;
-            if constexpr (isFloating<T>)
-              v = static_cast<double>(detail::load(x[base + n]));
-            else
-              v = static_cast<int64_t>(x[base + n]);
-            State before = acc[n];
-            if constexpr (isFloating<T>)
-              acc[n] += v;
-            else
-              acc[n] = detail::wrappingAdd(acc[n], v);
-            State out = exclusive ? before : acc[n];
-            if constexpr (isFloating<T>)
-              y[base + n] = detail::roundTo<T>(out);
-            else
-              y[base + n] = detail::wrapInt<T>(out);
-          }
-        }
-      });
+  parallelFor(outer * size * inner, outer * chunks,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t b = chunkBegin; b < chunkEnd; ++b) {
+                  int64_t o = b / chunks, n0 = (b % chunks) * kChunk;
+                  int64_t len = std::min(kChunk, inner - n0);
+                  State acc[kChunk] = {};
+                  for (int64_t step = 0; step < size; ++step) {
+                    int64_t j = reverse ? size - 1 - step : step;
+                    int64_t base = (o * size + j) * inner + n0;
+                    for (int64_t n = 0; n < len; ++n) {
+                      State v;
+                      if constexpr (isFloating<T>)
+                        v = static_cast<double>(detail::load(x[base + n]));
+                      else
+                        v = static_cast<int64_t>(x[base + n]);
+                      State before = acc[n];
+                      if constexpr (isFloating<T>)
+                        acc[n] += v;
+                      else
+                        acc[n] = detail::wrappingAdd(acc[n], v);
+                      State out = exclusive ? before : acc[n];
+                      if constexpr (isFloating<T>)
+                        y[base + n] = detail::roundTo<T>(out);
+                      else
+                        y[base + n] = detail::wrapInt<T>(out);
+                    }
+                  }
+                }
+              });
 }
 
 /// Negative log-likelihood: `input` [N, C, d...] log-probabilities,

@@ -77,23 +77,25 @@ inline bool copyTransposed(const StridedLoop<2> &nest, const T *src, T *dst) {
       outer *= nest.dims[d];
   int64_t srcI = nest.strides[0][inner], dstQ = nest.strides[1][q];
   int64_t tiles = outer * tilesQ * tilesI;
-  DTCK_PARALLEL_LOOP(
-      outer * sizeQ * sizeI, for (int64_t t = 0; t < tiles; ++t) {
-        int64_t i0 = (t % tilesI) * kTile, q0 = (t / tilesI % tilesQ) * kTile;
-        int64_t rest = t / tilesI / tilesQ, from = 0, to = 0;
-        for (int d = inner - 1; d >= 0; --d) {
-          if (d == q)
-            continue;
-          int64_t c = rest % nest.dims[d];
-          rest /= nest.dims[d];
-          from += c * nest.strides[0][d];
-          to += c * nest.strides[1][d];
+  parallelFor(
+      outer * sizeQ * sizeI, tiles, [&](int64_t chunkBegin, int64_t chunkEnd) {
+        for (int64_t t = chunkBegin; t < chunkEnd; ++t) {
+          int64_t i0 = (t % tilesI) * kTile, q0 = (t / tilesI % tilesQ) * kTile;
+          int64_t rest = t / tilesI / tilesQ, from = 0, to = 0;
+          for (int d = inner - 1; d >= 0; --d) {
+            if (d == q)
+              continue;
+            int64_t c = rest % nest.dims[d];
+            rest /= nest.dims[d];
+            from += c * nest.strides[0][d];
+            to += c * nest.strides[1][d];
+          }
+          int64_t endQ = std::min(q0 + kTile, sizeQ),
+                  endI = std::min(i0 + kTile, sizeI);
+          for (int64_t a = q0; a < endQ; ++a)
+            for (int64_t i = i0; i < endI; ++i)
+              dst[to + a * dstQ + i] = src[from + a + i * srcI];
         }
-        int64_t endQ = std::min(q0 + kTile, sizeQ),
-                endI = std::min(i0 + kTile, sizeI);
-        for (int64_t a = q0; a < endQ; ++a)
-          for (int64_t i = i0; i < endI; ++i)
-            dst[to + a * dstQ + i] = src[from + a + i * srcI];
       });
   return true;
 }
@@ -134,8 +136,11 @@ inline void copyStrided(const Shape &loop, const T *src, int64_t srcOffset,
 
 /// Fills `n` elements of `y` with `value`.
 template <typename T> inline void fill(int64_t n, T value, T *y) {
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t i = 0; i < n; ++i) { y[i] = value; });
+  parallelFor(n, n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+      y[i] = value;
+    }
+  });
 }
 
 /// Maps an out-of-range coordinate `c` of a dimension of `size` (> 0) back
@@ -198,12 +203,13 @@ inline void concat(std::initializer_list<Shape> ins, const Shape &out,
   for (const Shape &in : ins) {
     int64_t row = in.dims[a] * inner;
     const T *src = *x++;
-    DTCK_PARALLEL_LOOP(
-        outer * row, for (int64_t o = 0; o < outer; ++o) {
-          for (int64_t j = 0; j < row; ++j) {
-            y[o * outRow + offset + j] = src[o * row + j];
-          }
-        });
+    parallelFor(outer * row, outer, [&](int64_t chunkBegin, int64_t chunkEnd) {
+      for (int64_t o = chunkBegin; o < chunkEnd; ++o) {
+        for (int64_t j = 0; j < row; ++j) {
+          y[o * outRow + offset + j] = src[o * row + j];
+        }
+      }
+    });
     offset += row;
   }
 }
@@ -239,17 +245,19 @@ inline void gather(const Shape &data, const Shape &indices, const T *x,
   if (outer * inner == 0)
     return;
   int64_t blocks = outer * count;
-  DTCK_PARALLEL_LOOP(
-      blocks * inner, for (int64_t b = 0; b < blocks; ++b) {
-        int64_t o = b / count, j = b % count;
-        int64_t i = static_cast<int64_t>(idx[j]);
-        if (i < 0)
-          i += size;
-        const T *src = x + (o * size + i) * inner;
-        T *dst = y + b * inner;
-        for (int64_t n = 0; n < inner; ++n)
-          dst[n] = src[n];
-      });
+  parallelFor(blocks * inner, blocks,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t b = chunkBegin; b < chunkEnd; ++b) {
+                  int64_t o = b / count, j = b % count;
+                  int64_t i = static_cast<int64_t>(idx[j]);
+                  if (i < 0)
+                    i += size;
+                  const T *src = x + (o * size + i) * inner;
+                  T *dst = y + b * inner;
+                  for (int64_t n = 0; n < inner; ++n)
+                    dst[n] = src[n];
+                }
+              });
 }
 
 namespace detail {
@@ -312,8 +320,11 @@ inline void forEachElementTarget(const Shape &data, const Shape &indices,
     }
   };
   if (parallel) {
-    DTCK_PARALLEL_LOOP(
-        n, for (int64_t r = 0; r < rows; ++r) { row(r); });
+    parallelFor(n, rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+      for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+        row(r);
+      }
+    });
   } else {
     for (int64_t r = 0; r < rows; ++r)
       row(r);
@@ -343,8 +354,11 @@ inline void scatterElements(const Shape &data, const Shape &indices, const T *x,
   detail::checkElementIndices("scatter_elements", data, indices, idx, axis);
   if (y != x) {
     int64_t n = data.numel();
-    DTCK_PARALLEL_LOOP(
-        n, for (int64_t i = 0; i < n; ++i) { y[i] = x[i]; });
+    parallelFor(n, n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+      for (int64_t i = chunkBegin; i < chunkEnd; ++i) {
+        y[i] = x[i];
+      }
+    });
   }
   // Sequential: repeated indices take the last update, or combine in order.
   detail::forEachElementTarget(
@@ -400,19 +414,20 @@ inline void tile(const Shape &in, const Shape &out, const T *x, T *y) {
   stridesOf(in, inStrides);
   int64_t srcLast = in.dims[rank - 1], outLast = out.dims[rank - 1];
   int64_t rows = n / outLast;
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t r = 0; r < rows; ++r) {
-        int64_t base = 0, rest = r;
-        for (int d = rank - 2; d >= 0; --d) {
-          int64_t c = rest % out.dims[d];
-          rest /= out.dims[d];
-          base += (c % in.dims[d]) * inStrides[d];
-        }
-        T *dst = y + r * outLast;
-        for (int64_t start = 0; start < outLast; start += srcLast)
-          for (int64_t j = 0; j < srcLast; ++j)
-            dst[start + j] = x[base + j];
-      });
+  parallelFor(n, rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+      int64_t base = 0, rest = r;
+      for (int d = rank - 2; d >= 0; --d) {
+        int64_t c = rest % out.dims[d];
+        rest /= out.dims[d];
+        base += (c % in.dims[d]) * inStrides[d];
+      }
+      T *dst = y + r * outLast;
+      for (int64_t start = 0; start < outLast; start += srcLast)
+        for (int64_t j = 0; j < srcLast; ++j)
+          dst[start + j] = x[base + j];
+    }
+  });
 }
 
 /// Pads by low[d] before each dimension (the shapes give the high amounts);
@@ -440,42 +455,43 @@ inline void pad(const Shape &in, const Shape &out, const T *x,
   // The columns [begin, end) of a row read the operand row in order.
   int64_t begin = std::min(std::max(lowLast, int64_t(0)), outLast);
   int64_t end = std::max(std::min(lowLast + srcLast, outLast), begin);
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t r = 0; r < rows; ++r) {
-        T *dst = y + r * outLast;
-        int64_t base = 0, rest = r;
-        bool filled = false;
-        for (int d = rank - 2; d >= 0; --d) {
-          int64_t c = rest % out.dims[d] - low[d];
-          rest /= out.dims[d];
-          if (c < 0 || c >= in.dims[d]) {
-            if (mode == PadMode::Constant) {
-              filled = true;
-              break;
-            }
-            c = detail::foldCoordinate(c, in.dims[d], reflect);
-          }
-          base += c * inStrides[d];
-        }
-        if (filled) {
-          for (int64_t j = 0; j < outLast; ++j)
-            dst[j] = fillValue;
-          continue;
-        }
-        const T *src = x + base;
-        for (int64_t j = begin; j < end; ++j)
-          dst[j] = src[j - lowLast];
-        for (int64_t j = 0; j < outLast; ++j) {
-          if (j == begin)
-            j = end;
-          if (j >= outLast)
+  parallelFor(n, rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+      T *dst = y + r * outLast;
+      int64_t base = 0, rest = r;
+      bool filled = false;
+      for (int d = rank - 2; d >= 0; --d) {
+        int64_t c = rest % out.dims[d] - low[d];
+        rest /= out.dims[d];
+        if (c < 0 || c >= in.dims[d]) {
+          if (mode == PadMode::Constant) {
+            filled = true;
             break;
-          if (mode == PadMode::Constant)
-            dst[j] = fillValue;
-          else
-            dst[j] = src[detail::foldCoordinate(j - lowLast, srcLast, reflect)];
+          }
+          c = detail::foldCoordinate(c, in.dims[d], reflect);
         }
-      });
+        base += c * inStrides[d];
+      }
+      if (filled) {
+        for (int64_t j = 0; j < outLast; ++j)
+          dst[j] = fillValue;
+        continue;
+      }
+      const T *src = x + base;
+      for (int64_t j = begin; j < end; ++j)
+        dst[j] = src[j - lowLast];
+      for (int64_t j = 0; j < outLast; ++j) {
+        if (j == begin)
+          j = end;
+        if (j >= outLast)
+          break;
+        if (mode == PadMode::Constant)
+          dst[j] = fillValue;
+        else
+          dst[j] = src[detail::foldCoordinate(j - lowLast, srcLast, reflect)];
+      }
+    }
+  });
 }
 
 /// Keeps col - row >= k (upper) or col - row <= k (lower) in the last two
@@ -487,18 +503,19 @@ inline void trilu(const Shape &s, const T *x, bool upper, int64_t k, T *y) {
   if (n == 0)
     return;
   int64_t allRows = n / cols;
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t r = 0; r < allRows; ++r) {
-        int64_t row = r % rows;
-        // Kept columns: [row + k, cols) when upper, [0, row + k] when lower.
-        int64_t lo = upper ? std::min(std::max(row + k, int64_t(0)), cols) : 0;
-        int64_t hi =
-            upper ? cols : std::min(std::max(row + k + 1, int64_t(0)), cols);
-        const T *src = x + r * cols;
-        T *dst = y + r * cols;
-        for (int64_t c = 0; c < cols; ++c)
-          dst[c] = c >= lo && c < hi ? src[c] : T(0);
-      });
+  parallelFor(n, allRows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+      int64_t row = r % rows;
+      // Kept columns: [row + k, cols) when upper, [0, row + k] when lower.
+      int64_t lo = upper ? std::min(std::max(row + k, int64_t(0)), cols) : 0;
+      int64_t hi =
+          upper ? cols : std::min(std::max(row + k + 1, int64_t(0)), cols);
+      const T *src = x + r * cols;
+      T *dst = y + r * cols;
+      for (int64_t c = 0; c < cols; ++c)
+        dst[c] = c >= lo && c < hi ? src[c] : T(0);
+    }
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -534,22 +551,23 @@ inline void gatherGrad(const Shape &grad, const Shape &indices,
   const int64_t *first = begin.data(), *positions = order.data();
   int64_t rows = outer * size;
   constexpr int64_t kChunk = 256;
-  DTCK_PARALLEL_LOOP(
-      rows * inner, for (int64_t r = 0; r < rows; ++r) {
-        int64_t o = r / size, i = r % size;
-        for (int64_t n0 = 0; n0 < inner; n0 += kChunk) {
-          int64_t len = std::min(kChunk, inner - n0);
-          double acc[kChunk] = {};
-          for (int64_t p = first[i]; p < first[i + 1]; ++p) {
-            const T *src = g + (o * count + positions[p]) * inner + n0;
-            for (int64_t n = 0; n < len; ++n)
-              acc[n] += static_cast<double>(detail::load(src[n]));
-          }
-          T *dst = y + r * inner + n0;
+  parallelFor(rows * inner, rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+      int64_t o = r / size, i = r % size;
+      for (int64_t n0 = 0; n0 < inner; n0 += kChunk) {
+        int64_t len = std::min(kChunk, inner - n0);
+        double acc[kChunk] = {};
+        for (int64_t p = first[i]; p < first[i + 1]; ++p) {
+          const T *src = g + (o * count + positions[p]) * inner + n0;
           for (int64_t n = 0; n < len; ++n)
-            dst[n] = detail::roundTo<T>(acc[n]);
+            acc[n] += static_cast<double>(detail::load(src[n]));
         }
-      });
+        T *dst = y + r * inner + n0;
+        for (int64_t n = 0; n < len; ++n)
+          dst[n] = detail::roundTo<T>(acc[n]);
+      }
+    }
+  });
 }
 
 /// The adjoint of slice: y = 0 except at the indices the slice took, which
@@ -618,35 +636,36 @@ inline void padGrad(const Shape &grad, const Shape &out, const T *g,
   }
   int64_t gradStrides[kMaxRank];
   stridesOf(grad, gradStrides);
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t k = 0; k < n; ++k) {
-        int64_t lo[kMaxRank], hi[kMaxRank], pos[kMaxRank];
-        bool none = false;
-        int64_t rest = k;
-        for (int d = rank - 1; d >= 0; --d) {
-          int64_t c = rest % out.dims[d];
-          rest /= out.dims[d];
-          lo[d] = pos[d] = firstOf[d][c];
-          hi[d] = firstOf[d][c + 1];
-          none = none || lo[d] == hi[d];
+  parallelFor(n, n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t k = chunkBegin; k < chunkEnd; ++k) {
+      int64_t lo[kMaxRank], hi[kMaxRank], pos[kMaxRank];
+      bool none = false;
+      int64_t rest = k;
+      for (int d = rank - 1; d >= 0; --d) {
+        int64_t c = rest % out.dims[d];
+        rest /= out.dims[d];
+        lo[d] = pos[d] = firstOf[d][c];
+        hi[d] = firstOf[d][c + 1];
+        none = none || lo[d] == hi[d];
+      }
+      double acc = 0.0;
+      // Every combination of the per-dimension sources, last dimension
+      // fastest: the row-major order the interpreter adds them in.
+      while (!none) {
+        int64_t index = 0;
+        for (int d = 0; d < rank; ++d)
+          index += sourcesOf[d][pos[d]] * gradStrides[d];
+        acc += static_cast<double>(detail::load(g[index]));
+        int d = rank - 1;
+        while (d >= 0 && ++pos[d] == hi[d]) {
+          pos[d] = lo[d];
+          --d;
         }
-        double acc = 0.0;
-        // Every combination of the per-dimension sources, last dimension
-        // fastest: the row-major order the interpreter adds them in.
-        while (!none) {
-          int64_t index = 0;
-          for (int d = 0; d < rank; ++d)
-            index += sourcesOf[d][pos[d]] * gradStrides[d];
-          acc += static_cast<double>(detail::load(g[index]));
-          int d = rank - 1;
-          while (d >= 0 && ++pos[d] == hi[d]) {
-            pos[d] = lo[d];
-            --d;
-          }
-          none = d < 0;
-        }
-        y[k] = detail::roundTo<T>(acc);
-      });
+        none = d < 0;
+      }
+      y[k] = detail::roundTo<T>(acc);
+    }
+  });
 }
 
 } // namespace dtck

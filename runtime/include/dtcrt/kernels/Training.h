@@ -117,11 +117,12 @@ inline void sgdUpdate(const Shape &s, const T *param, const T *grad,
   double lrV = *lr, mom = *momentum, damp = *dampening, wd = *weightDecay;
   bool nest = *nesterov, first = *firstStep;
   int64_t n = s.numel();
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t k = 0; k < n; ++k) {
-        scalar::sgdStep(param[k], grad[k], buf[k], lrV, mom, damp, wd, nest,
-                        first, newParam[k], newBuf[k]);
-      });
+  parallelFor(n, n, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t k = chunkBegin; k < chunkEnd; ++k) {
+      scalar::sgdStep(param[k], grad[k], buf[k], lrV, mom, damp, wd, nest,
+                      first, newParam[k], newBuf[k]);
+    }
+  });
 }
 
 /// One torch.optim.AdamW step at optimizer step `step` (>= 1): decoupled
@@ -146,20 +147,21 @@ adamWUpdate(const Shape &s, const T *param, const T *grad, const T *expAvg,
   double stepSize = lrV / bc1, bc2Sqrt = std::sqrt(bc2);
   int64_t n = s.numel();
   int64_t blocks = (n + kUpdateBlock - 1) / kUpdateBlock;
-  DTCK_PARALLEL_LOOP(
-      n, for (int64_t b = 0; b < blocks; ++b) {
-        // The state is updated in place (newParam may be param, and so on), but
-        // element k is read before it is written and by no other iteration:
-        // ivdep tells GCC so, and the loop over seven pointers that may alias
-        // vectorizes (without it GCC keeps it scalar; through local copies it
-        // vectorized at 1.6x this loop's time with AVX-512).
-        int64_t begin = b * kUpdateBlock;
-        int64_t end = std::min(n, begin + kUpdateBlock);
-        _Pragma("GCC ivdep") for (int64_t k = begin; k < end; ++k)
-            scalar::adamWStep(param[k], grad[k], expAvg[k], expAvgSq[k], lrV,
-                              b1, b2, epsV, wd, stepSize, bc2Sqrt, newParam[k],
-                              newExpAvg[k], newExpAvgSq[k]);
-      });
+  parallelFor(n, blocks, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t b = chunkBegin; b < chunkEnd; ++b) {
+      // The state is updated in place (newParam may be param, and so on), but
+      // element k is read before it is written and by no other iteration:
+      // ivdep tells GCC so, and the loop over seven pointers that may alias
+      // vectorizes (without it GCC keeps it scalar; through local copies it
+      // vectorized at 1.6x this loop's time with AVX-512).
+      int64_t begin = b * kUpdateBlock;
+      int64_t end = std::min(n, begin + kUpdateBlock);
+      _Pragma("GCC ivdep") for (int64_t k = begin; k < end; ++k)
+          scalar::adamWStep(param[k], grad[k], expAvg[k], expAvgSq[k], lrV, b1,
+                            b2, epsV, wd, stepSize, bc2Sqrt, newParam[k],
+                            newExpAvg[k], newExpAvgSq[k]);
+    }
+  });
 }
 
 /// The learning rate at optimizer step `step` (1-based): linear warmup over

@@ -88,30 +88,33 @@ struct Window {
                    const int64_t *pads, const int64_t *dilations,
                    const int64_t *inStride) {
     int k = input.rank - 2;
-    DTCK_PARALLEL_LOOP(
-        kernelSize * outSize, for (int64_t t = 0; t < kernelSize; ++t) {
-          int64_t tap[kMaxRank], pos[kMaxRank] = {};
-          int64_t r = t;
-          for (int d = k - 1; d >= 0; --d) {
-            tap[d] = r % kernel[d];
-            r /= kernel[d];
-          }
-          for (int64_t p = 0; p < outSize; ++p) {
-            int64_t offset = 0;
-            for (int d = 0; d < k && offset >= 0; ++d) {
-              int64_t i = pos[d] * strides[d] - pads[d] + tap[d] * dilations[d];
-              offset = (i < 0 || i >= input.dims[2 + d])
-                           ? -1
-                           : offset + i * inStride[d];
-            }
-            taps[t * outSize + p] = offset;
-            for (int d = k - 1; d >= 0; --d) { // next output position
-              if (++pos[d] < output.dims[2 + d])
-                break;
-              pos[d] = 0;
-            }
-          }
-        });
+    parallelFor(kernelSize * outSize, kernelSize,
+                [&](int64_t chunkBegin, int64_t chunkEnd) {
+                  for (int64_t t = chunkBegin; t < chunkEnd; ++t) {
+                    int64_t tap[kMaxRank], pos[kMaxRank] = {};
+                    int64_t r = t;
+                    for (int d = k - 1; d >= 0; --d) {
+                      tap[d] = r % kernel[d];
+                      r /= kernel[d];
+                    }
+                    for (int64_t p = 0; p < outSize; ++p) {
+                      int64_t offset = 0;
+                      for (int d = 0; d < k && offset >= 0; ++d) {
+                        int64_t i = pos[d] * strides[d] - pads[d] +
+                                    tap[d] * dilations[d];
+                        offset = (i < 0 || i >= input.dims[2 + d])
+                                     ? -1
+                                     : offset + i * inStride[d];
+                      }
+                      taps[t * outSize + p] = offset;
+                      for (int d = k - 1; d >= 0; --d) { // next output position
+                        if (++pos[d] < output.dims[2 + d])
+                          break;
+                        pos[d] = 0;
+                      }
+                    }
+                  }
+                });
   }
 
   /// The tap table of two spatial dimensions: a tap's offset at (oh, ow)
@@ -158,14 +161,15 @@ std::vector<B> im2colBuffer(const Window &w, int64_t channels) {
 template <typename B>
 void im2col(const Window &w, const B *x, int64_t channels, B *col) {
   int64_t rows = channels * w.kernelSize, o = w.outSize;
-  DTCK_PARALLEL_LOOP(
-      rows * o, for (int64_t r = 0; r < rows; ++r) {
-        const B *plane = x + (r / w.kernelSize) * w.inSize;
-        const int64_t *taps = w.taps.data() + (r % w.kernelSize) * o;
-        B *out = col + r * o;
-        for (int64_t p = 0; p < o; ++p)
-          out[p] = taps[p] >= 0 ? plane[taps[p]] : B(0);
-      });
+  parallelFor(rows * o, rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+      const B *plane = x + (r / w.kernelSize) * w.inSize;
+      const int64_t *taps = w.taps.data() + (r % w.kernelSize) * o;
+      B *out = col + r * o;
+      for (int64_t p = 0; p < o; ++p)
+        out[p] = taps[p] >= 0 ? plane[taps[p]] : B(0);
+    }
+  });
 }
 
 /// The adjoint of im2col: adds each column entry to the input element it
@@ -173,17 +177,19 @@ void im2col(const Window &w, const B *x, int64_t channels, B *col) {
 template <typename B>
 void col2imAdd(const Window &w, const B *col, int64_t channels, B *x) {
   int64_t o = w.outSize;
-  DTCK_PARALLEL_LOOP(
-      channels * w.kernelSize * o, for (int64_t c = 0; c < channels; ++c) {
-        B *plane = x + c * w.inSize;
-        for (int64_t t = 0; t < w.kernelSize; ++t) {
-          const int64_t *taps = w.taps.data() + t * o;
-          const B *row = col + (c * w.kernelSize + t) * o;
-          for (int64_t p = 0; p < o; ++p)
-            if (taps[p] >= 0)
-              plane[taps[p]] += row[p];
-        }
-      });
+  parallelFor(channels * w.kernelSize * o, channels,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t c = chunkBegin; c < chunkEnd; ++c) {
+                  B *plane = x + c * w.inSize;
+                  for (int64_t t = 0; t < w.kernelSize; ++t) {
+                    const int64_t *taps = w.taps.data() + t * o;
+                    const B *row = col + (c * w.kernelSize + t) * o;
+                    for (int64_t p = 0; p < o; ++p)
+                      if (taps[p] >= 0)
+                        plane[taps[p]] += row[p];
+                  }
+                }
+              });
 }
 
 } // namespace nndetail
