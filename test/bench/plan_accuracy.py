@@ -23,7 +23,10 @@ predicted ranking of plans matching the measured one. This script
    after its first two;
 4. prints one line per plan (predicted, measured, predicted / measured)
    and how many are within 25%, then, per rank count with several plans,
-   whether the predicted order of the plans is the measured one.
+   whether the predicted order of the plans is the measured one, and the
+   same for the plans the model tells apart (--separation: taken from the
+   predictions alone, fastest first, each next one predicted at least 15%
+   slower than the last taken).
 
 Not part of the suite (timings of a shared machine). Run with --help for
 the options.
@@ -72,6 +75,18 @@ PLANS = {
     "gpt-pp4": ("gpt", GPT, ["tokens", "targets"], 4,
                 ["--global-batch", "8", "--micro-batch", "1", "--mesh",
                  "1x1x4"]),
+    # Pipelines with fewer, larger micro-batches: 4, and 1 (every stage
+    # waits for the one before: the bubble is (p - 1) / m = 3 steps of a
+    # stage), and that one with full recompute.
+    "gpt-pp4-m4": ("gpt", GPT, ["tokens", "targets"], 4,
+                   ["--global-batch", "8", "--micro-batch", "2", "--mesh",
+                    "1x1x4"]),
+    "gpt-pp4-m1": ("gpt", GPT, ["tokens", "targets"], 4,
+                   ["--global-batch", "8", "--micro-batch", "8", "--mesh",
+                    "1x1x4"]),
+    "gpt-pp4-m1-recompute": ("gpt", GPT, ["tokens", "targets"], 4,
+                             ["--global-batch", "8", "--micro-batch", "8",
+                              "--mesh", "1x1x4", "--recompute", "full"]),
 }
 
 #: The -np 8 plans: the GPT at 8 layers and 8 heads (so that pp and tp
@@ -85,7 +100,11 @@ for name, mesh, extra in [
         ("gpt8-pp2-dp4", "4x1x2", ["--micro-batch", "1"]),
         ("gpt8-2x2x2", "2x2x2", ["--micro-batch", "1"]),
         ("gpt8-tp8", "1x8x1", []),
-        ("gpt8-pp8", "1x1x8", ["--micro-batch", "1"])]:
+        ("gpt8-pp8", "1x1x8", ["--micro-batch", "1"]),
+        ("gpt8-pp8-m4", "1x1x8", ["--micro-batch", "4"]),
+        ("gpt8-pp8-m1", "1x1x8", ["--micro-batch", "16"]),
+        ("gpt8-pp8-m1-recompute", "1x1x8", ["--micro-batch", "16",
+                                            "--recompute", "full"])]:
     PLANS[name] = ("gpt", GPT8, ["tokens", "targets"], 8,
                    ["--global-batch", "16", "--mesh", mesh] + extra)
 
@@ -148,6 +167,12 @@ def main():
                         "the measured figure is the median over every "
                         "round's steps after the first two")
     parser.add_argument("--max-ranks", type=int, default=8)
+    parser.add_argument("--separation", type=float, default=0.15,
+                        help="the ranking check's spacing: from the plans "
+                        "of a rank count, the fastest predicted, then each "
+                        "next one predicted at least this much slower than "
+                        "the last taken (the same plan measures up to 15%% "
+                        "apart from round to round on a shared 2-core VM)")
     args = parser.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory(prefix="dtc-plan-accuracy-") as tmp:
@@ -227,6 +252,25 @@ def main():
         print(f"-np {ranks}: predicted order {' < '.join(by_prediction)}; "
               f"measured {' < '.join(by_measurement)}: "
               f"{'the same' if by_prediction == by_measurement else 'differs'}")
+        # The plans the model tells apart by more than the machine's noise,
+        # chosen from the predictions alone, before looking at the
+        # measurements.
+        chain = []
+        for r in sorted(group, key=lambda r: r[2]["step_time_s"]):
+            if not chain or (r[2]["step_time_s"] >= (1 + args.separation) *
+                             chain[-1][2]["step_time_s"]):
+                chain.append(r)
+        if len(chain) < 2:
+            continue
+        measured_chain = sorted(chain, key=lambda r: r[3])
+        same = [r[0] for r in measured_chain] == [r[0] for r in chain]
+        print(f"-np {ranks}, {len(chain)} plans predicted at least "
+              f"{args.separation:.0%} apart: predicted "
+              + " < ".join(f"{r[0]} {r[2]['step_time_s'] * 1e3:.1f}"
+                           for r in chain)
+              + "; measured "
+              + " < ".join(f"{r[0]} {r[3] * 1e3:.1f}" for r in measured_chain)
+              + f": {'the same' if same else 'differs'}")
 
 
 if __name__ == "__main__":
