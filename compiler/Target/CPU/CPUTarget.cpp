@@ -256,13 +256,14 @@ LogicalResult CppProgramTarget::emitPipelinedProgram(
   llvm::raw_string_ostream os(text);
   emitHeader(os);
   std::vector<std::string> kernels;
+  llvm::StringMap<std::string> sharedKernels;
   for (auto [s, module] : llvm::enumerate(stages)) {
     std::string space = "namespace stage" + std::to_string(s) + " {\n";
     os << space << "\n";
     std::vector<std::string> stageKernels;
-    if (failed(emitModel(module, ProgramKind::Training, int64_t(s),
-                         weightsFiles[s], os,
-                         splitsKernels() ? &stageKernels : nullptr)))
+    if (failed(emitModel(
+            module, ProgramKind::Training, int64_t(s), weightsFiles[s], os,
+            splitsKernels() ? &stageKernels : nullptr, &sharedKernels)))
       return failure();
     os << "} // namespace stage" << s << "\n\n";
     // Each kernel in its stage's namespace, wherever it is defined.
@@ -307,12 +308,17 @@ static LogicalResult checkBoundaryTypes(func::FuncOp func) {
   return success();
 }
 
-LogicalResult CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind,
-                                          int64_t stage, StringRef weightsFile,
-                                          llvm::raw_ostream &os,
-                                          std::vector<std::string> *kernels) {
+LogicalResult
+CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind, int64_t stage,
+                            StringRef weightsFile, llvm::raw_ostream &os,
+                            std::vector<std::string> *kernels,
+                            llvm::StringMap<std::string> *sharedKernels) {
   cpu::EmitOptions options = emitOptions();
   options.kernelDefinitions = kernels;
+  if (kernels && sharedKernels) {
+    options.sharedKernels = sharedKernels;
+    options.kernelScope = "stage" + std::to_string(stage) + "::";
+  }
   if (failed(cpu::emitFunctions(module, os, options)))
     return failure();
   StringRef entry = kind == ProgramKind::Training ? "train_step" : "main";

@@ -311,6 +311,14 @@ public:
           t.replace(at, 6, name.str());
         return t;
       };
+      if (options.kernelDefinitions && kernels.empty() &&
+          options.sharedKernels) {
+        // An earlier stage's kernel of the same text, if there is one.
+        auto [shared, first] = options.sharedKernels->try_emplace(
+            signatureAndBody, options.kernelScope + name.str());
+        if (!first)
+          return it->second = shared->second;
+      }
       if (options.kernelDefinitions && kernels.empty()) {
         // Defined in a file of kernels, declared here: the parameter list
         // is the text up to the body's brace.

@@ -5,6 +5,7 @@
 #define DTC_COMPILER_TARGET_CPU_CPPEMITTER_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
@@ -37,6 +38,12 @@ struct EmitOptions {
   /// external linkage, in emission order) when they are built apart from
   /// the step; the functions' text then only declares them.
   std::vector<std::string> *kernelDefinitions = nullptr;
+  /// With kernelDefinitions, for the stages of a pipelined program: fused
+  /// kernels by their text, each the qualified name of its first
+  /// definition, shared by the stages (a transformer's stages have the
+  /// same kernels), and this stage's qualifier ("stage1::").
+  llvm::StringMap<std::string> *sharedKernels = nullptr;
+  std::string kernelScope;
 };
 
 /// Prints every function of a planned module as

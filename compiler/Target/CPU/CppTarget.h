@@ -43,10 +43,14 @@ protected:
 
   /// The functions, descriptors and `kModel` of one program (a pipeline
   /// stage's, `weightsFile` naming its initial values). With `kernels`, the
-  /// fused kernels' definitions go there and `os` declares them.
-  LogicalResult emitModel(ModuleOp module, ProgramKind kind, int64_t stage,
-                          StringRef weightsFile, llvm::raw_ostream &os,
-                          std::vector<std::string> *kernels);
+  /// fused kernels' definitions go there and `os` declares them; with
+  /// `sharedKernels` too, a kernel an earlier stage defined is called there
+  /// (cpu::EmitOptions::sharedKernels).
+  LogicalResult
+  emitModel(ModuleOp module, ProgramKind kind, int64_t stage,
+            StringRef weightsFile, llvm::raw_ostream &os,
+            std::vector<std::string> *kernels,
+            llvm::StringMap<std::string> *sharedKernels = nullptr);
 };
 
 } // namespace mlir::dtc
