@@ -86,7 +86,8 @@ bool mlir::dtc::buildHostProgram(const HostBuild &build,
     logFiles[k] = k ? (logFile + "." + llvm::Twine(k)).str() : logFile.str();
   }
   // The compiles run side by side, one per hardware thread, in the order
-  // given (the largest first): each worker takes the next.
+  // given (the largest first): each worker takes the next. (Not a
+  // vector<bool>, whose elements share words.)
   std::unique_ptr<bool[]> compiled(new bool[n]());
   std::atomic<size_t> next{0};
   auto work = [&] {
