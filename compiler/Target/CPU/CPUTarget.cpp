@@ -315,10 +315,8 @@ CppProgramTarget::emitModel(ModuleOp module, ProgramKind kind, int64_t stage,
                             llvm::StringMap<std::string> *sharedKernels) {
   cpu::EmitOptions options = emitOptions();
   options.kernelDefinitions = kernels;
-  if (kernels && sharedKernels) {
-    options.sharedKernels = sharedKernels;
-    options.kernelScope = "stage" + std::to_string(stage) + "::";
-  }
+  options.sharedKernels = sharedKernels;
+  options.kernelScope = "stage" + std::to_string(stage) + "::";
   if (failed(cpu::emitFunctions(module, os, options)))
     return failure();
   StringRef entry = kind == ProgramKind::Training ? "train_step" : "main";

@@ -94,6 +94,13 @@ LogicalResult KernelEmitter::checkTensors(Operation *op) {
   return success();
 }
 
+std::string KernelEmitter::shapeInitializer(ArrayRef<int64_t> dims) {
+  std::string text = "{" + std::to_string(dims.size()) + ", {";
+  for (auto [i, d] : llvm::enumerate(dims))
+    text += (i ? ", " : "") + std::to_string(d);
+  return text + "}}";
+}
+
 std::string KernelEmitter::quoted(StringRef text) {
   std::string s = "\"";
   for (char c : text) {
@@ -189,11 +196,8 @@ public:
     auto [it, inserted] = shapes.try_emplace(key, "");
     if (inserted) {
       it->second = "s" + std::to_string(shapes.size() - 1);
-      os << "static constexpr dtck::Shape " << it->second << "{" << dims.size()
-         << ", {";
-      for (auto [i, d] : llvm::enumerate(dims))
-        os << (i ? ", " : "") << d;
-      os << "}};\n";
+      os << "static constexpr dtck::Shape " << it->second
+         << KernelEmitter::shapeInitializer(dims) << ";\n";
     }
     return it->second;
   }
@@ -311,15 +315,14 @@ public:
           t.replace(at, 6, name.str());
         return t;
       };
-      if (options.kernelDefinitions && kernels.empty() &&
-          options.sharedKernels) {
-        // An earlier stage's kernel of the same text, if there is one.
-        auto [shared, first] = options.sharedKernels->try_emplace(
-            signatureAndBody, options.kernelScope + name.str());
-        if (!first)
-          return it->second = shared->second;
-      }
       if (options.kernelDefinitions && kernels.empty()) {
+        // An earlier stage's kernel of the same text, if there is one.
+        if (options.sharedKernels) {
+          auto [shared, first] = options.sharedKernels->try_emplace(
+              signatureAndBody, options.kernelScope + name.str());
+          if (!first)
+            return it->second = shared->second;
+        }
         // Defined in a file of kernels, declared here: the parameter list
         // is the text up to the body's brace.
         std::string signature = named(host);

@@ -31,7 +31,7 @@ protected:
   /// How functions are printed.
   virtual cpu::EmitOptions emitOptions() const { return {}; }
   /// Whether fused kernels may go to translation units of their own
-  /// (KernelFiles.h), compiled in parallel with the step's.
+  /// (`<stem>-kernels-<k>.cpp`), compiled in parallel with the step's.
   virtual bool splitsKernels() const { return true; }
   /// `step` (and `evalStep` when `eval`) of the dtcrt_model_desc, calling
   /// fn_<entry> (fn_eval_step); `arenaBytes` is the plan's arena.

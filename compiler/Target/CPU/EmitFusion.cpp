@@ -1223,10 +1223,8 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
   os << "  static constexpr " << lib << "::MatrixView vb = " << *vb << ";\n";
   // The product's shape in the body, not among the program's shared
   // declarations: the kernel may be built in a file of its own.
-  os << "  static constexpr dtck::Shape productShape{" << sy.size() << ", {";
-  for (auto [i, d] : llvm::enumerate(sy))
-    os << (i ? ", " : "") << d;
-  os << "}};\n";
+  os << "  static constexpr dtck::Shape productShape"
+     << KernelEmitter::shapeInitializer(sy) << ";\n";
   os << "  " << lib << "::matmulView(productShape, "
      << dimsOf(matmul.getLhs()).back() << ", " << pa << ", va, " << pb
      << ", vb, " << target << epilogueArg << ");\n";

@@ -62,6 +62,8 @@ public:
   static std::string literal(bool value) { return value ? "true" : "false"; }
   /// A C++ string literal.
   static std::string quoted(StringRef text);
+  /// The braced initializer of a dtck::Shape: "{rank, {d0, d1, ...}}".
+  static std::string shapeInitializer(ArrayRef<int64_t> dims);
 
   /// Emits `dtck::<kernel>(<args>);` (with `templateArgs` inside <> when
   /// given) as one statement of the current op.

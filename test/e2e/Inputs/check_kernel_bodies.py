@@ -9,37 +9,33 @@ up to their buffers, in one stage or in several (the stages of a pipeline
 run the same layers), must be one definition. Prints the count, then OK,
 or FAIL and the first repeated kernel's names.
 """
-import os
 import re
 import sys
+
+from check_code_size import sources
 
 DEFINITION = re.compile(r"^(?:static )?void (fused_\d+)(\(.*?\) \{\n.*?^\}\n)",
                         re.M | re.S)
 
 
 def main(argv):
-    outdir = argv[1]
-    names = sorted(n for n in os.listdir(outdir)
-                   if n == "train.cpp" or (n.startswith("train-kernels-") and
-                                           n.endswith(".cpp")))
-    first = {}
-    repeated = []
-    count = 0
-    for name in names:
-        with open(os.path.join(outdir, name)) as f:
-            for m in DEFINITION.finditer(f.read()):
-                count += 1
-                if m.group(2) in first:
-                    repeated.append((first[m.group(2)], m.group(1)))
-                else:
-                    first[m.group(2)] = m.group(1)
-    print(f"{count} kernel definitions, {len(first)} distinct")
-    if count == 0:
+    first = {}  # a kernel's text without its name: the first name defining it
+    repeated = []  # (the first name, a later one) of the same text
+    for text in sources(argv[1]):
+        for m in DEFINITION.finditer(text):
+            name, body = m.group(1), m.group(2)
+            if body in first:
+                repeated.append((first[body], name))
+            else:
+                first[body] = name
+    print(f"{len(first) + len(repeated)} kernel definitions, "
+          f"{len(first)} distinct")
+    if not first:
         print("FAIL: no kernel definitions found")
         return 1
-    if count != len(first):
+    if repeated:
         print("FAIL: a kernel is defined more than once, e.g. "
-              + (" and ".join(repeated[0]) if repeated else "?"))
+              + " and ".join(repeated[0]))
         return 1
     print("OK")
     return 0
