@@ -59,7 +59,7 @@ lit -j "$jobs" --filter-out "$alone" "${targets[@]}" || first=$?
 tally
 # (lit exits 1 when its filter leaves no test: the targets may hold none.)
 second=0
-lit -j 1 --filter "$alone" "${targets[@]}" || second=$?
+lit -j 1 --param alone=1 --filter "$alone" "${targets[@]}" || second=$?
 if grep -q "^-- Testing: [1-9]" "$log"; then tally; else second=0; fi
 if [ "$first" -ne 0 ] || [ "$second" -ne 0 ]; then status=1; fi
 rm -f "$log"

@@ -34,6 +34,12 @@ config.environment.update({
 })
 config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
 
+# Wall-clock figures that hold only on cores no other test shares (the
+# pipeline bubble at one core per rank): held where the tests run alone
+# (scripts/test.sh runs them so, with --param alone=1), else printed.
+config.substitutions.append(
+    ("%wall_clock", "held" if lit_config.params.get("alone") else "printed"))
+
 # %{im2col} COMMAND runs COMMAND (a train, or mpirun and its ranks) with the
 # convolutions through im2col and a GEMM instead of oneDNN's primitives
 # (NN.h, ConvLibrary.h). The tests that hold two float32 runs of the CNN

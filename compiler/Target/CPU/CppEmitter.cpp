@@ -438,6 +438,8 @@ private:
   }
   /// Ends the op begun: its text is what `code` holds.
   void endOp() {
+    code << endText;
+    endText.clear();
     current->text = std::move(codeText);
     codeText.clear();
     current = nullptr;
@@ -485,6 +487,8 @@ private:
   llvm::DenseMap<Value, unsigned> currentSlots;
   std::string codeText;
   llvm::raw_string_ostream code{codeText};
+  /// Statements that end the op being printed, after its own.
+  std::string endText;
   /// A kernel the CUDA target's library lacks, called by the op emitted.
   std::string missing;
 };
@@ -502,6 +506,68 @@ static std::string commentText(StringRef text) {
     if (static_cast<unsigned char>(c) < 0x20)
       c = ' ';
   return s;
+}
+
+/// The timeline mark of a pipeline schedule's forward or backward call
+/// ("kind, micro, chunk" of dtcrt_pipeline_mark), with `kind` in place of
+/// the call's own where given; empty for any other op.
+static std::string pipelineMark(Operation *op, int kind = -1) {
+  auto stepKind = op->getAttrOfType<StringAttr>("dtc.pipeline_op");
+  auto micro = op->getAttrOfType<IntegerAttr>("dtc.micro_batch");
+  auto chunk = op->getAttrOfType<IntegerAttr>("dtc.chunk");
+  if (!isa<func::CallOp>(op) || !stepKind || !micro)
+    return "";
+  if (kind < 0)
+    kind = stepKind.getValue() == "F" ? 0 : 1;
+  return std::to_string(kind) + ", " + std::to_string(micro.getInt()) + ", " +
+         std::to_string(chunk ? chunk.getInt() : 0);
+}
+
+/// The gradient accumulations of a pipeline's backward calls in `body`: the
+/// adds after a backward (after its sends, say) that read its gradients, or
+/// the sums of earlier ones, up to the next op of any other kind (a
+/// transfer, a collective, a call, another kernel). The first of each
+/// stretch maps to `begin`, the last to `end`, with the backward's mark as
+/// kind 2: the runtime's timeline records when the stage summed, so that
+/// the time is not taken for idle.
+static void findAccumulations(Block &body,
+                              llvm::DenseMap<Operation *, std::string> &begin,
+                              llvm::DenseMap<Operation *, std::string> &end) {
+  llvm::DenseSet<Value> gradients;
+  std::string mark;
+  Operation *first = nullptr, *last = nullptr;
+  auto close = [&] {
+    if (first) {
+      begin[first] = mark;
+      end[last] = mark;
+    }
+    first = last = nullptr;
+    mark.clear();
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (isa<func::CallOp>(op)) {
+      close();
+      if (auto b = op.getAttrOfType<StringAttr>("dtc.pipeline_op");
+          b && b.getValue() == "B") {
+        mark = pipelineMark(&op, /*kind=*/2);
+        gradients.insert(op.result_begin(), op.result_end());
+      }
+      continue;
+    }
+    if (mark.empty() || isa<dtg::ConstantOp>(op))
+      continue;
+    bool sum = isa<dtg::AddOp>(op) &&
+               llvm::any_of(op.getOperands(),
+                            [&](Value v) { return gradients.contains(v); });
+    if (sum) {
+      gradients.insert(op.result_begin(), op.result_end());
+      first = first ? first : &op;
+      last = &op;
+    } else if (first) {
+      close();
+    }
+  }
+  close();
 }
 
 LogicalResult FunctionEmitter::emit(func::FuncOp func) {
@@ -619,6 +685,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       os << "  dtcrt_arena_note(ctx, base, " << extent << ");\n";
   }
 
+  llvm::DenseMap<Operation *, std::string> accumulationBegin, accumulationEnd;
+  findAccumulations(body, accumulationBegin, accumulationEnd);
+
   for (Operation &op : body.without_terminator()) {
     std::string node = onnxNodeName(op.getLoc());
     // A fused kernel made by dtc (a gradient, an update) is known by the
@@ -678,6 +747,10 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     opCode.label = label;
     opCode.position = position[&op];
     beginOp(std::move(opCode));
+    if (auto it = accumulationBegin.find(&op); it != accumulationBegin.end())
+      code << "  dtcrt_pipeline_mark(ctx, " << it->second << ", 1);\n";
+    if (auto it = accumulationEnd.find(&op); it != accumulationEnd.end())
+      endText = "  dtcrt_pipeline_mark(ctx, " + it->second + ", 0);\n";
     if (folded.contains(&op)) {
       current->comment += ": folded into the multi-tensor update below";
       endOp();
@@ -752,14 +825,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
           code << "    callArgs[" << k << "] = " << buffer(v) << ";\n";
       // A forward or backward of the pipeline schedule: recorded in the
       // runtime's timeline.
-      auto stepKind = call->getAttrOfType<StringAttr>("dtc.pipeline_op");
-      auto micro = call->getAttrOfType<IntegerAttr>("dtc.micro_batch");
-      auto chunk = call->getAttrOfType<IntegerAttr>("dtc.chunk");
-      std::string mark;
-      if (stepKind && micro)
-        mark = std::string(stepKind.getValue() == "F" ? "0" : "1") + ", " +
-               std::to_string(micro.getInt()) + ", " +
-               std::to_string(chunk ? chunk.getInt() : 0);
+      std::string mark = pipelineMark(call);
       if (!mark.empty())
         code << "    dtcrt_pipeline_mark(ctx, " << mark << ", 1);\n";
       code << "    fn_" << call.getCallee()

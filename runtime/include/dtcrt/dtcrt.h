@@ -231,9 +231,9 @@ void dtcrt_comm_recv(dtcrt_step_ctx *ctx, int axes, int shift, void *out,
                      int64_t bytes);
 
 /* The pipeline schedule's timeline: generated code brackets each forward
-   (kind 0) and backward (kind 1) of micro-batch `micro` of model chunk
-   `chunk` with begin = 1, then begin = 0. The runtime records when each ran
-   (--rank-report, --trace). */
+   (kind 0), backward (1) and gradient accumulation (2, after its backward)
+   of micro-batch `micro`, model chunk `chunk`, with begin = 1, then 0. The
+   runtime records when each ran (--rank-report; --trace: kinds 0, 1). */
 void dtcrt_pipeline_mark(dtcrt_step_ctx *ctx, int kind, int micro, int chunk,
                          int begin);
 

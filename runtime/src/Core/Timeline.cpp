@@ -95,8 +95,8 @@ std::string dtcrt::timelineJson() {
     std::snprintf(buffer, sizeof buffer,
                   "%s{\"op\": \"%c%d\", \"chunk\": %d, \"begin_s\": %.9f, "
                   "\"end_s\": %.9f}",
-                  i ? ", " : "", e.kind == 0 ? 'F' : 'B', e.micro, e.chunk,
-                  e.begin, e.end);
+                  i ? ", " : "", "FBA"[e.kind], e.micro, e.chunk, e.begin,
+                  e.end);
     out += buffer;
   }
   return out + "]";
@@ -204,7 +204,9 @@ extern "C" void dtcrt_pipeline_mark(dtcrt_step_ctx *, int kind, int micro,
                                     int chunk, int begin) {
   Timeline &t = timeline();
   double now = t.seconds();
-  if (t.tracing) {
+  // (A gradient accumulation is not a unit of the schedule: its kernels
+  // show on the trace's kernel track.)
+  if (t.tracing && kind != 2) {
     double us = Timeline::micros();
     if (begin)
       t.add(unitLabel(kind, micro, chunk), kind == 0 ? "forward" : "backward",

@@ -1,9 +1,9 @@
 //===- Timeline.h - the executed pipeline schedule of a step --------------===//
 //
 // Generated code marks the start and end of each forward and backward of a
-// micro-batch (dtcrt_pipeline_mark); the runtime keeps the last step's
-// records, so tests and traces hold the executed order and its idle time
-// against the schedule the compiler chose.
+// micro-batch, and of the sums of its gradients (dtcrt_pipeline_mark); the
+// runtime keeps the last step's records, so tests and traces hold the
+// executed order and its idle time against the schedule the compiler chose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +16,8 @@
 
 namespace dtcrt {
 
-/// One forward (kind 0) or backward (kind 1) of a micro-batch, with its
+/// One forward (kind 0) or backward (kind 1) of a micro-batch, or the sums
+/// of a backward's gradients into the accumulated ones (kind 2), with its
 /// start and end in seconds from the step's start.
 struct TimelineEntry {
   int kind = 0, micro = 0, chunk = 0;
@@ -33,7 +34,8 @@ double timelineOriginSeconds();
 /// The step's duration as the timeline saw it (its start to the end of the
 /// last record).
 double timelineStepSeconds();
-/// The records as a JSON array ("F0", "B3" labels with begin/end seconds).
+/// The records as a JSON array ("F0", "B3", "A3" labels with begin/end
+/// seconds).
 std::string timelineJson();
 
 /// Tracing (train --trace): records every kernel from here on.
