@@ -511,7 +511,9 @@ LogicalResult PartitionDataParallelPass::visit(Operation *op) {
     }
     return success();
   }
-  if (op->hasTrait<OpTrait::Elementwise>())
+  // (dtg.where broadcasts, so it lacks the trait; fp16 selects the old
+  // optimizer state or the new with it on an overflow.)
+  if (op->hasTrait<OpTrait::Elementwise>() || isa<dtg::WhereOp>(op))
     return visitElementwise(op, /*linear=*/false);
   // Any other op: replicated operands, replicated results.
   for (OpOperand &use : op->getOpOperands())

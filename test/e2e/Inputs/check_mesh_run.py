@@ -7,7 +7,8 @@ Checks that the mesh run's log holds the one-rank run's steps, each loss and
 gradient norm (and eval loss, where both evaluated) within R (default 1e-4;
 --norm-rtol for the norms) relative of the one-rank run's (data
 parallelism only regroups the sums of a step: the trajectories differ by
-float32 rounding); and, for every rank-N.json its ranks wrote
+float32 rounding), and each fp16 loss scale and skipped step equal to its;
+and, for every rank-N.json its ranks wrote
 (train --rank-report DIR), that the bytes it counted through each mesh-axis
 group in a step equal plan.json's comm_bytes_per_step for that rank, and
 that its measured arena high-water mark and whole peak equal plan.json's
@@ -58,6 +59,11 @@ def main(argv):
             if rel > bounds[key]:
                 problems.append(f"step {a['step']}: {key} {b[key]!r} against "
                                 f"{a[key]!r} on one rank ({rel:.2e} relative)")
+        # fp16: the same loss scale and the same skipped (overflowed) steps.
+        for key in ("loss_scale", "skipped"):
+            if (key in a or key in b) and a.get(key) != b.get(key):
+                problems.append(f"step {a['step']}: {key} {b.get(key)!r} "
+                                f"against {a.get(key)!r} on one rank")
 
     with open(args.plan) as f:
         plan = json.load(f)
