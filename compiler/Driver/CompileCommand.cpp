@@ -529,10 +529,6 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
   if (cmd.virtualStages != 0 && schedule != "interleaved")
     return reportError("--virtual-stages applies to --schedule interleaved "
                        "only");
-  if (pp > 1 && cmd.precision.precision == "fp16")
-    return reportError("--precision fp16 with pp=" + Twine(pp) +
-                       ": loss scaling across pipeline stages is not "
-                       "available yet; use --precision bf16");
   int64_t virtualStages = 1;
   if (schedule == "interleaved") {
     if (cmd.virtualStages < 2)

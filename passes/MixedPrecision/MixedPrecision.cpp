@@ -10,6 +10,7 @@
 
 #include "dialects/DTG/IR/DTGOps.h"
 #include "dialects/DTG/Interp/Tensor.h"
+#include "dialects/Dist/IR/DistOps.h"
 #include "passes/Training/Autodiff.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +21,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Debug.h"
 
 #include <cmath>
@@ -320,9 +322,21 @@ struct MixedPrecisionPass
   LogicalResult rewriteMicroStep(func::FuncOp micro, ArrayRef<unsigned> low);
   LogicalResult rewriteEvalMicroStep(func::FuncOp eval, ArrayRef<unsigned> low);
   LogicalResult rewriteTrainStep(func::FuncOp train, func::FuncOp evalStep);
+  LogicalResult addCountTransfers(func::FuncOp train, func::FuncOp micro);
 
   Type lowType;
   bool fp16 = false;
+  /// fp16 in a pipeline stage: the @micro_step arguments that receive a
+  /// micro-batch's loss count from the next stage, and the results that
+  /// send it on to the previous one, each with the model chunk whose
+  /// cotangents (or gradients of activations) it travels with.
+  struct CountTransfer {
+    unsigned index;
+    int64_t chunk;
+    /// The cotangent arguments, or gradient results, of that chunk.
+    SmallVector<unsigned> with;
+  };
+  SmallVector<CountTransfer> countArgs, countResults;
 };
 } // namespace
 
@@ -344,6 +358,33 @@ static SmallVector<unsigned> trainableOperands(func::FuncOp caller,
         caller.getArgAttr(arg.getArgNumber(), kTrainable))
       result.push_back(i);
   return result;
+}
+
+/// The model chunk (dtc.chunk, under the interleaved schedule) that `v` of
+/// `func`'s body is computed in: that of the nearest op or argument marked
+/// with one, walking back from it (ops with no operands, constants that any
+/// chunk may share, do not count); 0 where none is.
+static int64_t chunkOf(func::FuncOp func, Value v) {
+  SmallVector<Value> queue = {v};
+  llvm::DenseSet<Value> seen = {v};
+  for (size_t next = 0; next < queue.size(); ++next) {
+    Value x = queue[next];
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner()->getParentOp() == func)
+        if (auto c = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                        "dtc.chunk"))
+          return c.getInt();
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (auto c = def->getAttrOfType<IntegerAttr>("dtc.chunk");
+        c && def->getNumOperands() != 0)
+      return c.getInt();
+    for (Value operand : def->getOperands())
+      if (seen.insert(operand).second)
+        queue.push_back(operand);
+  }
+  return 0;
 }
 
 LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
@@ -394,19 +435,27 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   // the micro-batch's mean loss as PyTorch's GradScaler's does (the loss is
   // a sum here), and the gradients are multiplied back by count / scale.
   Type f32 = b.builder.getF32Type();
-  Value seed, inverse;
-  if (fp16) {
-    micro.insertArgument(body.getNumArguments(), RankedTensorType::get({}, f32),
-                         makeAttrs(ctx, "loss_scale", "loss_scale"), loc);
-    Value scale = body.getArguments().back();
-    Value count = b.castTo(results[1], f32);
-    Value denominator = b.create<dtg::WhereOp>(
+  auto scalarF32 = RankedTensorType::get({}, f32);
+  Value seed, inverse, scale, denominator;
+  // (A count of none counts as one, as on one rank.)
+  auto atLeastOne = [&](Value count) -> Value {
+    return b.create<dtg::WhereOp>(
         b.create<dtg::GreaterOp>(count, b.scalar(f32, 0.0)), count,
         b.scalar(f32, 1.0));
+  };
+  if (fp16) {
+    micro.insertArgument(body.getNumArguments(), scalarF32,
+                         makeAttrs(ctx, "loss_scale", "loss_scale"), loc);
+    scale = body.getArguments().back();
+    denominator = atLeastOne(b.castTo(results[1], f32));
     seed =
         b.castTo(b.create<dtg::DivOp>(scale, denominator), elementTypeOf(sum));
     inverse = b.create<dtg::DivOp>(denominator, scale);
   }
+  // fp16 in a pipeline stage: each model chunk's gradients are unscaled by
+  // count / scale with the count of the micro-batch's loss, which the last
+  // stage computes and the others receive with their cotangents.
+  llvm::DenseMap<int64_t, Value> chunkCount;
   SmallVector<Value> wrt;
   for (unsigned i : low)
     wrt.push_back(body.getArgument(i));
@@ -439,6 +488,35 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
         cotangents.push_back(body.getArgument(i));
     unsigned next = 0;
     Value total = b.castTo(sum, f32);
+    // fp16: only the loss is seeded with scale / count (the cotangents come
+    // scaled already), so d total / d sum is the one-rank seed in sum's
+    // type. Each chunk's count: the loss's own where the chunk computes
+    // it, else one received with the chunk's cotangents (an argument of
+    // role cotangent, one per chunk).
+    if (seed) {
+      if (!isa_and_nonnull<dtg::ConstantOp>(sum.getDefiningOp())) {
+        total = b.create<dtg::MulOp>(total,
+                                     b.create<dtg::DivOp>(scale, denominator));
+        chunkCount[chunkOf(micro, sum)] = denominator;
+      }
+      llvm::MapVector<int64_t, SmallVector<unsigned>> cotangentsOf;
+      for (unsigned i = 0; i < body.getNumArguments(); ++i)
+        if (roleOfArg(i) == "cotangent") {
+          auto c = micro.getArgAttrOfType<IntegerAttr>(i, "dtc.chunk");
+          cotangentsOf[c ? c.getInt() : 0].push_back(i);
+        }
+      for (auto &[c, with] : cotangentsOf) {
+        if (chunkCount.count(c))
+          continue;
+        NamedAttrList attrs(makeAttrs(ctx, "loss_count", "cotangent"));
+        attrs.set("dtc.chunk", b.builder.getI64IntegerAttr(c));
+        unsigned index = body.getNumArguments();
+        micro.insertArgument(index, scalarF32, attrs.getDictionary(ctx), loc);
+        countArgs.push_back({index, c, with});
+        chunkCount[c] = atLeastOne(body.getArgument(index));
+      }
+      seed = Value();
+    }
     for (unsigned i = 0; i < results.size(); ++i) {
       if (roleOfResult(i) != "activation" ||
           !isDifferentiable(results[i].getType()))
@@ -455,9 +533,6 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
           total, b.create<dtg::ReduceSumOp>(b.create<dtg::MulOp>(out, ct), axes,
                                             false));
     }
-    if (seed)
-      return micro.emitError("fp16 loss scaling of a pipeline stage's step "
-                             "is not supported");
     sum = total;
   }
   FailureOr<SmallVector<Value>> grads = buildGradients(micro, sum, seed, wrt);
@@ -470,6 +545,22 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   for (auto [k, i] : llvm::enumerate(activationGradResults))
     results[i] = (*grads)[low.size() + k];
   builder.setInsertionPoint(body.getTerminator());
+  // count / scale for a gradient (fp16; in a pipeline stage, its chunk's).
+  llvm::DenseMap<int64_t, Value> chunkInverse;
+  auto inverseOf = [&](Value grad) -> FailureOr<Value> {
+    if (chunkCount.empty())
+      return inverse;
+    int64_t c = chunkOf(micro, grad);
+    auto it = chunkCount.find(c);
+    if (it == chunkCount.end())
+      return micro.emitError("fp16: model chunk ")
+             << c << " of this pipeline stage computes gradients, but "
+             << "neither computes the loss nor receives cotangents";
+    Value &inv = chunkInverse[c];
+    if (!inv)
+      inv = b.create<dtg::DivOp>(it->second, scale);
+    return inv;
+  };
   SmallVector<Value> newResults;
   for (auto [k, v] : llvm::enumerate(results)) {
     // (The old gradients went with the old reverse sweep: `v` is stale.)
@@ -477,8 +568,12 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
     if (k >= 2 && k < 2 + numGrads) {
       // Unscaled in fp32, where the small gradients do not underflow.
       r = b.castTo((*grads)[k - 2], f32);
-      if (inverse)
-        r = b.create<dtg::MulOp>(r, b.castTo(inverse, elementTypeOf(r)));
+      if (inverse) {
+        FailureOr<Value> unscale = inverseOf((*grads)[k - 2]);
+        if (failed(unscale))
+          return failure();
+        r = b.create<dtg::MulOp>(r, b.castTo(*unscale, elementTypeOf(r)));
+      }
     }
     Value typed =
         b.castTo(r, cast<RankedTensorType>(resultTypes[k]).getElementType());
@@ -505,6 +600,25 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
       }
     newResults.push_back(typed);
   }
+  // fp16 in a pipeline stage: each chunk that sends gradients of its
+  // received activations back sends its count with them.
+  SmallVector<Type> countTypes;
+  if (!chunkCount.empty()) {
+    llvm::MapVector<int64_t, SmallVector<unsigned>> gradientsOf;
+    for (unsigned i : activationGradResults)
+      gradientsOf[chunkOf(micro, results[i])].push_back(i);
+    for (auto &[c, with] : gradientsOf) {
+      auto it = chunkCount.find(c);
+      if (it == chunkCount.end())
+        return micro.emitError("fp16: model chunk ")
+               << c << " of this pipeline stage sends gradients back, but "
+               << "neither computes the loss nor receives cotangents";
+      countResults.push_back(
+          {unsigned(resultTypes.size() + countTypes.size()), c, with});
+      newResults.push_back(it->second);
+      countTypes.push_back(scalarF32);
+    }
+  }
   Operation *temporary = body.getTerminator();
   builder.create<func::ReturnOp>(loc, newResults);
   temporary->erase();
@@ -520,6 +634,11 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   saveSoftmaxIn16Bits(body, lowType);
   micro.setFunctionType(
       FunctionType::get(ctx, body.getArgumentTypes(), resultTypes));
+  for (const CountTransfer &t : countResults) {
+    NamedAttrList attrs(makeAttrs(ctx, "loss_count", "activation_grad"));
+    attrs.set("dtc.chunk", b.builder.getI64IntegerAttr(t.chunk));
+    micro.insertResult(t.index, scalarF32, attrs.getDictionary(ctx));
+  }
   return success();
 }
 
@@ -680,6 +799,11 @@ LogicalResult MixedPrecisionPass::rewriteTrainStep(func::FuncOp train,
       if (call.getCallee() == "micro_step")
         call->insertOperands(call->getNumOperands(), scale);
     });
+    if (failed(addCountTransfers(
+            train,
+            train->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
+                "micro_step"))))
+      return failure();
 
     builder.setInsertionPoint(ret);
     Output *norm = findOutput("grad_norm", "metric");
@@ -780,6 +904,81 @@ LogicalResult MixedPrecisionPass::rewriteTrainStep(func::FuncOp train,
     evalStep.setFunctionType(
         FunctionType::get(ctx, evalStep.getBody().front().getArgumentTypes(),
                           evalStep.getResultTypes()));
+  return success();
+}
+
+/// `message` ("dstage0.out1@3": an activation's gradient for micro-batch 3)
+/// with ".loss_count" before its micro-batch.
+static std::string countMessage(StringRef message) {
+  auto [name, micro] = message.rsplit('@');
+  return (name + ".loss_count" + (micro.empty() ? "" : "@" + micro)).str();
+}
+
+/// The message of the pipeline transfer `op` (a dist.send or dist.recv with
+/// dtc.message), or empty.
+static StringRef transferMessage(Operation *op) {
+  auto message = op && isa<dist::SendOp, dist::RecvOp>(op)
+                     ? op->getAttrOfType<StringAttr>("dtc.message")
+                     : StringAttr();
+  return message ? message.getValue() : StringRef();
+}
+
+LogicalResult MixedPrecisionPass::addCountTransfers(func::FuncOp train,
+                                                    func::FuncOp micro) {
+  if (countArgs.empty() && countResults.empty())
+    return success();
+  auto scalarF32 = RankedTensorType::get({}, Float32Type::get(&getContext()));
+  SmallVector<func::CallOp> calls;
+  train.walk([&](func::CallOp call) {
+    if (call.getCallee() == micro.getSymName())
+      calls.push_back(call);
+  });
+  for (func::CallOp call : calls) {
+    OpBuilder b(call);
+    // A count is received after the cotangents of its chunk, from the same
+    // stage, as the same kind of transfer.
+    SmallVector<Value> operands(call.getOperands());
+    for (const CountTransfer &t : countArgs) {
+      Operation *like = call.getOperand(t.with.front()).getDefiningOp();
+      auto recv = dyn_cast_or_null<dist::RecvOp>(like);
+      if (!recv || transferMessage(recv).empty())
+        return call.emitError("fp16: the cotangents of model chunk ")
+               << t.chunk << " are not received from the next stage";
+      auto count =
+          b.create<dist::RecvOp>(recv.getLoc(), scalarF32, recv.getMeshAttr(),
+                                 recv.getMeshAxisAttr(), recv.getShiftAttr());
+      count->setAttrs(recv->getDiscardableAttrDictionary());
+      count->setAttr("dtc.message",
+                     b.getStringAttr(countMessage(transferMessage(recv))));
+      operands.push_back(count.getResult());
+    }
+    auto rebuilt = b.create<func::CallOp>(call.getLoc(), micro, operands);
+    rebuilt->setAttrs(call->getAttrs());
+    for (auto [old, now] : llvm::zip(call.getResults(), rebuilt.getResults()))
+      old.replaceAllUsesWith(now);
+    call.erase();
+    // A count is sent after the gradients of its chunk's activations.
+    for (const CountTransfer &t : countResults) {
+      dist::SendOp last;
+      for (unsigned i : t.with)
+        for (Operation *user : rebuilt.getResult(i).getUsers())
+          if (auto send = dyn_cast<dist::SendOp>(user);
+              send && !transferMessage(send).empty() &&
+              (!last || last->isBeforeInBlock(send)))
+            last = send;
+      if (!last)
+        return rebuilt.emitError("fp16: the gradients of model chunk ")
+               << t.chunk << "'s activations are not sent to the previous "
+               << "stage";
+      b.setInsertionPointAfter(last);
+      auto count = b.create<dist::SendOp>(
+          last.getLoc(), rebuilt.getResult(t.index), last.getMeshAttr(),
+          last.getMeshAxisAttr(), last.getShiftAttr());
+      count->setAttrs(last->getDiscardableAttrDictionary());
+      count->setAttr("dtc.message",
+                     b.getStringAttr(countMessage(transferMessage(last))));
+    }
+  }
   return success();
 }
 
