@@ -41,16 +41,29 @@ Type elementTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 
-/// Registers a unary rule: dx = g * derivative(x, y).
+/// Registers a unary rule: dx = g * derivative(x, y). For 16-bit floats
+/// the derivative and its product with g are computed in float and rounded
+/// once, as PyTorch's kernels compute them (GELU's derivative, a dozen ops
+/// each rounded to bf16, cost more time and lost more bits).
 template <typename OpTy>
 void addUnary(GradientRegistry &registry,
               std::function<Value(Math &, OpTy, Value x, Value y)> derivative) {
   registry.add<OpTy>([derivative](Operation *op, ArrayRef<Value> grads,
                                   GradientBuilder &b,
                                   SmallVectorImpl<Value> &out) {
-    Value x = op->getOperand(0), y = op->getResult(0);
-    Math m{b, elementTypeOf(x)};
-    out.push_back(m.mul(grads[0], derivative(m, cast<OpTy>(op), x, y)));
+    Value x = op->getOperand(0), y = op->getResult(0), g = grads[0];
+    Type element = elementTypeOf(x);
+    if (!element.isBF16() && !element.isF16()) {
+      Math m{b, element};
+      out.push_back(m.mul(g, derivative(m, cast<OpTy>(op), x, y)));
+      return success();
+    }
+    Type f32 = b.builder.getF32Type();
+    Math m{b, f32};
+    Value dx =
+        m.mul(b.castTo(g, f32), derivative(m, cast<OpTy>(op), b.castTo(x, f32),
+                                           b.castTo(y, f32)));
+    out.push_back(b.castTo(dx, elementTypeOf(g)));
     return success();
   });
 }

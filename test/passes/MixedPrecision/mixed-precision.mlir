@@ -45,7 +45,11 @@ func.func @main(%w: tensor<3x4xf32> {dtg.name = "w", dtg.role = "parameter", dtg
 // CHECK: %[[LOGP:.+]] = dtg.log_softmax %[[YF]] {axis = 1 : i64} : tensor<2x4xf32>
 // CHECK: %[[SUM:.+]] = dtg.nll_loss %[[LOGP]], {{.*}}reduction = "sum"{{.*}} -> tensor<f32>
 // CHECK: dtg.exp %[[LOGP]] {dtg.backward} : tensor<2x4xf32>
-// CHECK: dtg.erf {{.*}}{dtg.backward} : tensor<2x4xbf16>
+// GELU's derivative and its product with the incoming gradient in f32,
+// rounded to bf16 once.
+// CHECK: dtg.cast %[[NB]] {dtg.backward} : tensor<2x4xbf16> -> tensor<2x4xf32>
+// CHECK: dtg.erf {{.*}}{dtg.backward} : tensor<2x4xf32>
+// CHECK: dtg.cast {{.*}}{dtg.backward} : tensor<2x4xf32> -> tensor<2x4xbf16>
 // CHECK: dtg.rsqrt {{.*}}{dtg.backward} : tensor<2x1xf32>
 // CHECK: %[[GW:.+]] = dtg.matmul {{.*}}{dtg.backward} : tensor<3x2xbf16>, tensor<2x4xbf16> -> tensor<3x4xbf16>
 // CHECK: %[[GWF:.+]] = dtg.cast %[[GW]] {dtg.backward} : tensor<3x4xbf16> -> tensor<3x4xf32>
