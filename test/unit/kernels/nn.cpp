@@ -460,6 +460,50 @@ TEST(LayerNorm, BroadcastBias) {
   expectClose(y, kLayerNorm);
 }
 
+// Rows normalized 8 at a time (their sums interleaved) give the bits of
+// the definition, row by row: sums in double in order, then
+// (x - mean) * invStd * scale + bias rounded once; 21 rows (two groups of 8
+// and 5 alone), with and without a bias, scale and bias of the row's shape
+// (read in place) and broadcast.
+TEST(LayerNorm, RowsTogetherSameBits) {
+  const int64_t rows = 21, n = 37;
+  Shape sx{2, {rows, n}}, sv{1, {n}}, s1{1, {1}};
+  std::vector<float> x = ramp(sx, 37, 23, 11, 0.37f), s = ramp(sv, 7, 5, 2, 2);
+  std::vector<float> b = ramp(sv, 3, 5, 1, 4), one = {1.5f};
+  auto definition = [&](const float *scale, bool scaleBroadcast,
+                        const float *bias) {
+    std::vector<float> y(sx.numel());
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = x.data() + r * n;
+      double sum = 0, squares = 0;
+      for (int64_t j = 0; j < n; ++j)
+        sum += row[j];
+      double mean = sum / n;
+      for (int64_t j = 0; j < n; ++j)
+        squares += (row[j] - mean) * (row[j] - mean);
+      double invStd = 1.0 / std::sqrt(squares / n + 1e-5);
+      for (int64_t j = 0; j < n; ++j) {
+        double v =
+            (row[j] - mean) * invStd * double(scale[scaleBroadcast ? 0 : j]);
+        if (bias)
+          v += bias[j];
+        y[r * n + j] = float(v);
+      }
+    }
+    return y;
+  };
+  std::vector<float> y(sx.numel());
+  layerNorm<float, float, float>(sx, sv, sv, x.data(), s.data(), b.data(), 1,
+                                 1e-5, y.data());
+  EXPECT_EQ(y, definition(s.data(), false, b.data()));
+  layerNorm<float, float, float>(sx, sv, sv, x.data(), s.data(), nullptr, 1,
+                                 1e-5, y.data());
+  EXPECT_EQ(y, definition(s.data(), false, nullptr));
+  layerNorm<float, float, float>(sx, s1, sv, x.data(), one.data(), b.data(), 1,
+                                 1e-5, y.data());
+  EXPECT_EQ(y, definition(one.data(), true, b.data()));
+}
+
 // torch.softmax(x, 1) and torch.log_softmax(x, 2) on values up to +-44:
 // tiny probabilities keep their relative accuracy.
 TEST(Softmax, MiddleAndLastAxis) {

@@ -331,27 +331,52 @@ void layerNorm(const Shape &sx, const Shape &sscale, const Shape &sbias,
   };
   std::vector<int64_t> scaleIndex = indexOf(sscale);
   std::vector<int64_t> biasIndex = bias ? indexOf(sbias) : scaleIndex;
+  // (Scale and bias of the normalized shape itself, the usual case: read
+  // in place, so that the last loop vectorizes.)
+  bool direct = true;
+  for (int64_t j = 0; j < inner; ++j)
+    direct = direct && scaleIndex[j] == j && biasIndex[j] == j;
+  // Rows go 8 at a time with their sums interleaved: each row sums in its
+  // own order (the same bits), and the independent chains overlap instead
+  // of each addition waiting for the one before.
+  constexpr int64_t kWays = 8;
   parallelFor(sx.numel(), outer, [&](int64_t chunkBegin, int64_t chunkEnd) {
-    for (int64_t o = chunkBegin; o < chunkEnd; ++o) {
-      const T *row = x + o * inner;
-      double sum = 0.0;
+    for (int64_t o0 = chunkBegin; o0 < chunkEnd;) {
+      int64_t ways = chunkEnd - o0 >= kWays ? kWays : 1;
+      const T *rows = x + o0 * inner;
+      double sums[kWays] = {}, means[kWays], squares[kWays] = {};
       for (int64_t j = 0; j < inner; ++j)
-        sum += toDouble(row[j]);
-      double mean = sum / static_cast<double>(inner);
-      double squares = 0.0;
-      for (int64_t j = 0; j < inner; ++j) {
-        double d = toDouble(row[j]) - mean;
-        squares += d * d;
+        for (int64_t k = 0; k < ways; ++k)
+          sums[k] += toDouble(rows[k * inner + j]);
+      for (int64_t k = 0; k < ways; ++k)
+        means[k] = sums[k] / static_cast<double>(inner);
+      for (int64_t j = 0; j < inner; ++j)
+        for (int64_t k = 0; k < ways; ++k) {
+          double d = toDouble(rows[k * inner + j]) - means[k];
+          squares[k] += d * d;
+        }
+      for (int64_t k = 0; k < ways; ++k) {
+        const T *row = rows + k * inner;
+        T *out = y + (o0 + k) * inner;
+        double mean = means[k];
+        double invStd =
+            1.0 / std::sqrt(squares[k] / static_cast<double>(inner) + epsilon);
+        if (direct && bias) {
+          for (int64_t j = 0; j < inner; ++j)
+            out[j] = store<T>((toDouble(row[j]) - mean) * invStd *
+                                  toDouble(scale[j]) +
+                              toDouble(bias[j]));
+          continue;
+        }
+        for (int64_t j = 0; j < inner; ++j) {
+          double value = (toDouble(row[j]) - mean) * invStd *
+                         toDouble(scale[scaleIndex[j]]);
+          if (bias)
+            value += toDouble(bias[biasIndex[j]]);
+          out[j] = store<T>(value);
+        }
       }
-      double invStd =
-          1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon);
-      for (int64_t j = 0; j < inner; ++j) {
-        double value =
-            (toDouble(row[j]) - mean) * invStd * toDouble(scale[scaleIndex[j]]);
-        if (bias)
-          value += toDouble(bias[biasIndex[j]]);
-        y[o * inner + j] = store<T>(value);
-      }
+      o0 += ways;
     }
   });
 }
