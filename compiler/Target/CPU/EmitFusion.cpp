@@ -40,6 +40,26 @@ int64_t numel(ArrayRef<int64_t> dims) {
   return n;
 }
 
+/// `target = name;` for a value of `v`'s element type. A 16-bit float is
+/// stored by its bits: GCC keeps a dtck::bf16 that is only stored as an
+/// object in memory inside a loop nest, and such a copy ("more than one
+/// data ref") keeps the loop scalar.
+std::string storeStatement(StringRef target, StringRef name, Value v) {
+  Type element = cast<RankedTensorType>(v.getType()).getElementType();
+  if (element.isBF16() || element.isF16())
+    return (target + ".bits = " + name + ".bits;").str();
+  return (target + " = " + name + ";").str();
+}
+
+/// `pointer[index]`, an element of `v`'s type. A bool is read through its
+/// byte (dtck::loadBool): GCC does not vectorize a loop that loads bools
+/// beside wider elements.
+std::string loadExpression(StringRef pointer, StringRef index, Value v) {
+  if (cast<RankedTensorType>(v.getType()).getElementType().isInteger(1))
+    return ("dtck::loadBool(" + pointer + " + (" + index + "))").str();
+  return (pointer + "[" + index + "]").str();
+}
+
 /// The combining op of a reduction in the CUDA library's numbering (0 sum,
 /// 1 max, 2 min).
 int reduceOpOf(Operation *r) {
@@ -381,8 +401,9 @@ FusionPrinter::valueAt(Value v, ArrayRef<int64_t> space,
   SmallVector<int64_t> strides =
       broadcastTo(dimsOf(v), it->second.strides, space);
   os << "      const " << e.cTypeOf(v) << " " << name << " = "
-     << it->second.pointer << "["
-     << indexExpr(it->second.offset, strides, index) << "];\n";
+     << loadExpression(it->second.pointer,
+                       indexExpr(it->second.offset, strides, index), v)
+     << ";\n";
   names[v] = name;
   return name;
 }
@@ -407,9 +428,12 @@ FusionPrinter::computeOps(ArrayRef<Operation *> ops, ArrayRef<int64_t> space,
        << " = " << *call << ";\n";
     names[inner->getResult(0)] = name;
     if (auto it = outputOf.find(inner->getResult(0)); it != outputOf.end())
-      os << "      out" << it->second << "["
-         << indexExpr(0, dtg::contiguousStrides(space), index) << "] = " << name
-         << ";\n";
+      os << "      "
+         << storeStatement(
+                "out" + std::to_string(it->second) + "[" +
+                    indexExpr(0, dtg::contiguousStrides(space), index) + "]",
+                name, inner->getResult(0))
+         << "\n";
   }
   return success();
 }
@@ -548,8 +572,8 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
       std::string type = e.cTypeOf(operand);
       if (!vector || broadcast) {
         (vector ? headOs : bodyOs)
-            << "    const " << type << " " << name << " = " << pointer << "["
-            << index << "];\n";
+            << "    const " << type << " " << name << " = "
+            << loadExpression(pointer, index, operand) << ";\n";
       } else {
         headOs << "    const " << vecOf(operand) << " v" << name
                << " = *reinterpret_cast<const " << vecOf(operand) << " *>(&"
@@ -583,7 +607,10 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
       continue;
     std::string at = indexExpr(0, merged.back(), vars);
     if (!vector) {
-      bodyOs << "    out" << number << "[" << at << "] = " << names[v] << ";\n";
+      bodyOs << "    "
+             << storeStatement("out" + std::to_string(number) + "[" + at + "]",
+                               names[v], v)
+             << "\n";
       continue;
     }
     headOs << "    " << vecOf(v) << " vout" << number << ";\n";
@@ -881,7 +908,10 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
          << " = dtck::scalar::finish<" << type << ">(" << value << ");\n";
       outNames[r->getResult(0)] = result;
       if (auto it = outputOf.find(r->getResult(0)); it != outputOf.end())
-        os << "      out" << it->second << "[r] = " << result << ";\n";
+        os << "      "
+           << storeStatement("out" + std::to_string(it->second) + "[r]", result,
+                             r->getResult(0))
+           << "\n";
     }
     return computeOps(epilogue, out, outIndex, os, outNames);
   };

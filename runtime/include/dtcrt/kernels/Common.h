@@ -112,18 +112,23 @@ DTCK_HD inline float bitsFloat(uint32_t u) {
   return f;
 }
 
+/// A bool read through its byte: GCC vectorizes a loop that loads bools
+/// beside wider elements this way, and not by plain loads.
+DTCK_HD inline bool loadBool(const bool *p) {
+  return *reinterpret_cast<const uint8_t *>(p) != 0;
+}
+
 /// bfloat16: the upper half of a float, rounded to nearest even.
 struct bf16 {
   uint16_t bits;
   bf16() = default;
   DTCK_HD bf16(float f) {
+    // (Both computed, one selected: no branch, so that loops of
+    // conversions vectorize.)
     uint32_t u = floatBits(f);
-    if ((u & 0x7fffffff) > 0x7f800000) {
-      bits = uint16_t((u >> 16) | 0x40); // quiet NaN
-      return;
-    }
-    u += 0x7fff + ((u >> 16) & 1);
-    bits = uint16_t(u >> 16);
+    uint32_t rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+    uint32_t quietNaN = (u >> 16) | 0x40;
+    bits = uint16_t((u & 0x7fffffff) > 0x7f800000 ? quietNaN : rounded);
   }
   DTCK_HD operator float() const { return bitsFloat(uint32_t(bits) << 16); }
 };

@@ -783,7 +783,15 @@ namespace scalar {
 
 /// condition ? onTrue : onFalse.
 template <typename T> DTCK_HD inline T where(bool c, T t, T f) {
-  return c ? t : f;
+  // (A 16-bit float by its bits: a select of two objects keeps a loop
+  // scalar.)
+  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+    T r;
+    r.bits = c ? t.bits : f.bits;
+    return r;
+  } else {
+    return c ? t : f;
+  }
 }
 
 /// Converts one element to To as the interpreter: float to float rounds to
