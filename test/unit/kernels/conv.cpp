@@ -284,6 +284,39 @@ TEST(Conv, DepthwiseMatchesTheDefinition) {
     expectConvMatchesTheDefinition(c, 2, 5, 5, 5);
 }
 
+// Small planes (at most 64 outputs) with 16 channels or more take the
+// channel-blocked depthwise weight gradient (16 channels across the lanes;
+// 37 channels: two blocks and 5 lanes of a third): against the definition
+// at 1, 2 and 3 threads, and the same bits at every thread count (each
+// channel sums in an order of its own).
+TEST(Conv, DepthwiseWeightGradSmallPlanes) {
+  const Geometry cases[] = {
+      {2, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {4, 4, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {16, 16, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
+      {7, 9, 3, 2, 2, 3, 1, 2, {0, 2, 3, 1}},
+      {5, 4, 3, 3, 1, 1, 2, 2, {2, 1, 0, 2}},
+  };
+  for (const Geometry &c : cases) {
+    expectConvMatchesTheDefinition(c, 3, 37, 37, 37);
+    Shape sx{4, {3, 37, c.h, c.w}}, sw{4, {37, 1, c.kh, c.kw}},
+        sy{4, {3, 37, c.outH(), c.outW()}};
+    const int64_t strides[] = {c.sh, c.sw}, dil[] = {c.dh, c.dw};
+    std::vector<float> x = ramp<float>(sx, 37, 23, 11, 8.3f),
+                       g = ramp<float>(sy, 13, 11, 5, 4.7f);
+    std::vector<float> one(sw.numel()), two(sw.numel());
+    withThreads(1, [&] {
+      convWeightGrad<float>(sy, sx, sw, g.data(), x.data(), strides, c.pads,
+                            dil, 37, one.data());
+    });
+    withThreads(2, [&] {
+      convWeightGrad<float>(sy, sx, sw, g.data(), x.data(), strides, c.pads,
+                            dil, 37, two.data());
+    });
+    EXPECT_EQ(one, two) << c.h << "x" << c.w;
+  }
+}
+
 // Short output rows take the channel-blocked depthwise kernels (channels
 // last, one vector operation per tap across 16 channels), which sum each
 // output and input gradient in the plane-by-plane kernels' order: the same

@@ -408,6 +408,77 @@ void depthwiseConvInputGrad(const Planar &g, int64_t planes, int64_t channels,
     depthwiseConvInputGradByPlanes(g, planes, channels, grad, w, dx);
 }
 
+/// Depthwise planes of at most this many output elements take the
+/// channel-blocked weight gradient below.
+constexpr int64_t kSmallPlane = 64;
+/// Channels a small-plane weight gradient takes together, one to a SIMD
+/// lane.
+constexpr int64_t kChannelLanes = 16;
+
+/// The depthwise weight gradient on small planes (MobileNetV2's 2 x 2 to
+/// 8 x 8): kChannelLanes channels at a time, one to a lane, each image's
+/// planes transposed so that a position's channels are contiguous. Per
+/// channel, image and tap, the products over the valid output positions are
+/// summed in float in row-major order, and those sums in double over the
+/// images: an order that does not depend on the blocking or the threads.
+/// (Channel by channel, padding the plane and reducing each tap's short run
+/// cost 0.87 ms for 960 channels of 2 x 2 planes.)
+template <typename B>
+void depthwiseWeightGradSmallPlanes(const Planar &g, int64_t batch,
+                                    int64_t channels, const B *grad, const B *x,
+                                    B *dw) {
+  constexpr int64_t L = kChannelLanes;
+  int64_t taps = g.kernelH * g.kernelW;
+  int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  int64_t blocks = (channels + L - 1) / L;
+  parallelFor(batch * channels * outSize * taps, blocks,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                thread_local std::vector<B> scratch;
+                thread_local std::vector<double> sums;
+                scratch.assign((inSize + outSize) * L, B(0));
+                sums.resize(taps * L);
+                B *xT = scratch.data(), *gT = xT + inSize * L;
+                for (int64_t blk = chunkBegin; blk < chunkEnd; ++blk) {
+                  int64_t c0 = blk * L, lanes = std::min(L, channels - c0);
+                  std::fill(sums.begin(), sums.end(), 0.0);
+                  for (int64_t n = 0; n < batch; ++n) {
+                    for (int64_t l = 0; l < lanes; ++l) {
+                      const B *xp = x + (n * channels + c0 + l) * inSize;
+                      const B *gp = grad + (n * channels + c0 + l) * outSize;
+                      for (int64_t q = 0; q < inSize; ++q)
+                        xT[q * L + l] = xp[q];
+                      for (int64_t p = 0; p < outSize; ++p)
+                        gT[p * L + l] = gp[p];
+                    }
+                    for (int64_t t = 0; t < taps; ++t) {
+                      int64_t kh = t / g.kernelW, kw = t % g.kernelW;
+                      B acc[L] = {};
+                      for (int64_t oh = 0; oh < g.outH; ++oh) {
+                        int64_t ih = g.inputRow(oh, kh);
+                        if (ih < 0 || ih >= g.inH)
+                          continue;
+                        for (int64_t ow = 0; ow < g.outW; ++ow) {
+                          int64_t iw =
+                              ow * g.strideW - g.padW + kw * g.dilationW;
+                          if (iw < 0 || iw >= g.inW)
+                            continue;
+                          const B *gv = gT + (oh * g.outW + ow) * L;
+                          const B *xv = xT + (ih * g.inW + iw) * L;
+                          for (int64_t l = 0; l < L; ++l)
+                            acc[l] += gv[l] * xv[l];
+                        }
+                      }
+                      for (int64_t l = 0; l < L; ++l)
+                        sums[t * L + l] += static_cast<double>(acc[l]);
+                    }
+                  }
+                  for (int64_t l = 0; l < lanes; ++l)
+                    for (int64_t t = 0; t < taps; ++t)
+                      dw[(c0 + l) * taps + t] = static_cast<B>(sums[t * L + l]);
+                }
+              });
+}
+
 /// Depthwise weight gradient: for each channel and tap, the sum over the
 /// images (in order) of the output gradient's products with the input
 /// elements the tap read, each row's products summed in float lanes and
@@ -417,6 +488,10 @@ void depthwiseConvWeightGrad(const Planar &g, int64_t batch, int64_t channels,
                              const B *grad, const B *x, B *dw) {
   int64_t taps = g.kernelH * g.kernelW;
   int64_t inSize = g.inH * g.inW, outSize = g.outH * g.outW;
+  if (outSize <= kSmallPlane && channels >= kChannelLanes) {
+    depthwiseWeightGradSmallPlanes(g, batch, channels, grad, x, dw);
+    return;
+  }
   if (g.unitStrides()) {
     // Per channel: each image's padded plane and its gradient laid out with
     // the padded rows (zeros past outW), one run per tap.
