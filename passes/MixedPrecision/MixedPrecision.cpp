@@ -545,20 +545,28 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   for (auto [k, i] : llvm::enumerate(activationGradResults))
     results[i] = (*grads)[low.size() + k];
   builder.setInsertionPoint(body.getTerminator());
+  // The loss count of chunk `c` (fp16 in a pipeline stage), for a value it
+  // `does` ("computes gradients").
+  auto countOf = [&](int64_t c, StringRef does) -> FailureOr<Value> {
+    auto it = chunkCount.find(c);
+    if (it == chunkCount.end())
+      return micro.emitError("fp16: model chunk ")
+             << c << " of this pipeline stage " << does
+             << ", but neither computes the loss nor receives cotangents";
+    return it->second;
+  };
   // count / scale for a gradient (fp16; in a pipeline stage, its chunk's).
   llvm::DenseMap<int64_t, Value> chunkInverse;
   auto inverseOf = [&](Value grad) -> FailureOr<Value> {
     if (chunkCount.empty())
       return inverse;
     int64_t c = chunkOf(micro, grad);
-    auto it = chunkCount.find(c);
-    if (it == chunkCount.end())
-      return micro.emitError("fp16: model chunk ")
-             << c << " of this pipeline stage computes gradients, but "
-             << "neither computes the loss nor receives cotangents";
+    FailureOr<Value> count = countOf(c, "computes gradients");
+    if (failed(count))
+      return failure();
     Value &inv = chunkInverse[c];
     if (!inv)
-      inv = b.create<dtg::DivOp>(it->second, scale);
+      inv = b.create<dtg::DivOp>(*count, scale);
     return inv;
   };
   SmallVector<Value> newResults;
@@ -602,21 +610,16 @@ LogicalResult MixedPrecisionPass::rewriteMicroStep(func::FuncOp micro,
   }
   // fp16 in a pipeline stage: each chunk that sends gradients of its
   // received activations back sends its count with them.
-  SmallVector<Type> countTypes;
   if (!chunkCount.empty()) {
     llvm::MapVector<int64_t, SmallVector<unsigned>> gradientsOf;
     for (unsigned i : activationGradResults)
       gradientsOf[chunkOf(micro, results[i])].push_back(i);
     for (auto &[c, with] : gradientsOf) {
-      auto it = chunkCount.find(c);
-      if (it == chunkCount.end())
-        return micro.emitError("fp16: model chunk ")
-               << c << " of this pipeline stage sends gradients back, but "
-               << "neither computes the loss nor receives cotangents";
-      countResults.push_back(
-          {unsigned(resultTypes.size() + countTypes.size()), c, with});
-      newResults.push_back(it->second);
-      countTypes.push_back(scalarF32);
+      FailureOr<Value> count = countOf(c, "sends gradients back");
+      if (failed(count))
+        return failure();
+      countResults.push_back({unsigned(newResults.size()), c, with});
+      newResults.push_back(*count);
     }
   }
   Operation *temporary = body.getTerminator();

@@ -452,18 +452,17 @@ void depthwiseWeightGradSmallPlanes(const Planar &g, int64_t batch,
                     }
                     for (int64_t t = 0; t < taps; ++t) {
                       int64_t kh = t / g.kernelW, kw = t % g.kernelW;
+                      int64_t begin, end, first;
+                      g.columns(kw, begin, end, first);
                       B acc[L] = {};
                       for (int64_t oh = 0; oh < g.outH; ++oh) {
                         int64_t ih = g.inputRow(oh, kh);
                         if (ih < 0 || ih >= g.inH)
                           continue;
-                        for (int64_t ow = 0; ow < g.outW; ++ow) {
-                          int64_t iw =
-                              ow * g.strideW - g.padW + kw * g.dilationW;
-                          if (iw < 0 || iw >= g.inW)
-                            continue;
+                        for (int64_t ow = begin; ow < end; ++ow) {
                           const B *gv = gT + (oh * g.outW + ow) * L;
-                          const B *xv = xT + (ih * g.inW + iw) * L;
+                          const B *xv =
+                              xT + (ih * g.inW + ow * g.strideW + first) * L;
                           for (int64_t l = 0; l < L; ++l)
                             acc[l] += gv[l] * xv[l];
                         }
