@@ -7,6 +7,10 @@
 // reduction kernels (in double, in the order of the operand's elements), and
 // a gemm kernel runs dtck::matmulView into its output, then its epilogue in
 // place. Views (transpose, slice, reshape) of inputs are strided reads.
+// On the CPU, a chain of ops that is a function of one 16-bit float and holds
+// a costly op (erf, exp, tanh...) is read from a table of that function at
+// the 65536 values (dtck::Table16, built once): the same bits, a gather
+// instead of the chain.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,6 +203,28 @@ FailureOr<std::string> scalarCall(Operation *op, ArrayRef<std::string> args,
   return result;
 }
 
+/// Whether `op` costs more per element than a table lookup: the
+/// transcendental functions and the activations made of them.
+bool isCostly(Operation *op) {
+  return isa<dtg::ExpOp, dtg::LogOp, dtg::ErfOp, dtg::TanhOp, dtg::SigmoidOp,
+             dtg::SoftplusOp, dtg::GeluOp, dtg::EluOp, dtg::CeluOp, dtg::SeluOp,
+             dtg::PowOp, dtg::SinOp, dtg::CosOp, dtg::TanOp, dtg::AsinOp,
+             dtg::AcosOp, dtg::AtanOp, dtg::SinhOp, dtg::CoshOp, dtg::AsinhOp,
+             dtg::AcoshOp, dtg::AtanhOp>(op);
+}
+
+/// Whether `v` holds 16-bit floats (a table's argument).
+bool isHalfWidth(Value v) {
+  Type t = getElementTypeOrSelf(v.getType());
+  return t.isBF16() || t.isF16();
+}
+
+/// Whether a table may hold `v`'s values (dtck::Table16's result types).
+bool isTabulable(Value v) {
+  Type t = getElementTypeOrSelf(v.getType());
+  return t.isBF16() || t.isF16() || t.isF32();
+}
+
 /// Strides of a value of shape `dims` (read with `strides`) broadcast to
 /// `space` (NumPy rules: 0 along broadcast and missing dimensions).
 SmallVector<int64_t> broadcastTo(ArrayRef<int64_t> dims,
@@ -238,6 +264,14 @@ public:
 private:
   /// Sets up sources (inputs and views) and constants.
   LogicalResult prepare(llvm::raw_ostream &os);
+  /// CPU: finds the chains of elementwise ops that are functions of one
+  /// 16-bit float and hold a costly op, and declares a table of each
+  /// (dtck::Table16) on `os`; fills `lookups` and `tabulatedOnly`.
+  LogicalResult planTables(llvm::raw_ostream &os);
+  /// The operands `op` is computed from: its own, or a table's argument.
+  SmallVector<Value> operandsOf(Operation *op);
+  /// The expression of `op`'s result from `args` (operandsOf's names).
+  FailureOr<std::string> callOf(Operation *op, ArrayRef<std::string> args);
   /// The expression of `v` at the current element of iteration space
   /// `space` with index variables `index`; loads are declared in `os`.
   FailureOr<std::string> valueAt(Value v, ArrayRef<int64_t> space,
@@ -292,6 +326,15 @@ private:
   Block *body = nullptr;
   llvm::DenseMap<Value, Source> sources;
   llvm::DenseMap<Value, std::string> constants;
+  /// CPU: an op whose value is read from a table of a function of one
+  /// 16-bit float (`leaf`), and the table's name.
+  struct Lookup {
+    Value leaf;
+    std::string table;
+  };
+  llvm::DenseMap<Operation *, Lookup> lookups;
+  /// CPU: ops whose values only tables need: not computed in the loops.
+  llvm::DenseSet<Operation *> tabulatedOnly;
   /// Output number of each yielded value (the first, if yielded twice).
   llvm::DenseMap<Value, unsigned> outputOf;
   /// A value whose element is read from an output (the gemm's product).
@@ -379,6 +422,125 @@ LogicalResult FusionPrinter::prepare(llvm::raw_ostream &os) {
   return success();
 }
 
+LogicalResult FusionPrinter::planTables(llvm::raw_ostream &os) {
+  SmallVector<Operation *> ops;
+  for (Operation &inner : body->without_terminator())
+    if (!isa<dtg::ConstantOp, dtg::MatMulOp>(inner) &&
+        !dtg::isFusibleView(&inner) && !dtg::isFusibleReduction(&inner))
+      ops.push_back(&inner);
+  llvm::DenseSet<Operation *> elementwise(ops.begin(), ops.end());
+  // The 16-bit value each result is a function of (with constants), if
+  // one, and whether a costly op lies on the way.
+  llvm::DenseMap<Value, Value> leafOf;
+  llvm::DenseSet<Value> costly;
+  for (Operation *inner : ops) {
+    Value leaf;
+    bool single = true, cost = isCostly(inner);
+    for (Value operand : inner->getOperands()) {
+      if (constants.count(operand))
+        continue;
+      auto it = leafOf.find(operand);
+      Value l = it != leafOf.end()     ? it->second
+                : isHalfWidth(operand) ? operand
+                                       : Value();
+      if (!l || (leaf && l != leaf)) {
+        single = false;
+        break;
+      }
+      leaf = l;
+      cost = cost || costly.contains(operand);
+    }
+    if (!single || !leaf)
+      continue;
+    leafOf[inner->getResult(0)] = leaf;
+    if (cost)
+      costly.insert(inner->getResult(0));
+  }
+  // A table for each costly chain at its end: the last value of the chain
+  // that something other than the chain reads.
+  for (Operation *inner : ops) {
+    Value v = inner->getResult(0);
+    auto it = leafOf.find(v);
+    if (it == leafOf.end() || !costly.contains(v) || !isTabulable(v))
+      continue;
+    Value leaf = it->second;
+    bool end = llvm::any_of(v.getUsers(), [&](Operation *user) {
+      if (!elementwise.contains(user))
+        return true;
+      auto u = leafOf.find(user->getResult(0));
+      return u == leafOf.end() || u->second != leaf;
+    });
+    if (!end)
+      continue;
+    // The chain's ops from the leaf to `v`, in body order.
+    llvm::DenseSet<Operation *> chain;
+    SmallVector<Value> work = {v};
+    while (!work.empty()) {
+      Value w = work.pop_back_val();
+      Operation *def = w.getDefiningOp();
+      if (w == leaf || !def || !elementwise.contains(def) ||
+          !chain.insert(def).second)
+        continue;
+      for (Value operand : def->getOperands())
+        if (!constants.count(operand))
+          work.push_back(operand);
+    }
+    std::string table = "table" + std::to_string(lookups.size());
+    llvm::DenseMap<Value, std::string> names = {{leaf, "x"}};
+    os << "  static const dtck::Table16<" << e.cTypeOf(v) << ", "
+       << e.cTypeOf(leaf) << "> " << table << "([&](" << e.cTypeOf(leaf)
+       << " x) {\n";
+    for (Operation *link : ops) {
+      if (!chain.contains(link))
+        continue;
+      SmallVector<std::string> args;
+      for (Value operand : link->getOperands())
+        args.push_back(constants.count(operand) ? constants[operand]
+                                                : names[operand]);
+      FailureOr<std::string> call = scalarCall(link, args, e);
+      if (failed(call))
+        return failure();
+      std::string name = "u" + std::to_string(names.size() - 1);
+      os << "    const " << e.cTypeOf(link->getResult(0)) << " " << name
+         << " = " << *call << ";\n";
+      names[link->getResult(0)] = name;
+    }
+    os << "    return " << names[v] << ";\n  });\n";
+    lookups[inner] = {leaf, table};
+  }
+  // Ops no longer computed: those whose values only tables read.
+  llvm::DenseSet<Operation *> needed;
+  for (Operation *inner : llvm::reverse(ops)) {
+    Value v = inner->getResult(0);
+    bool need = llvm::any_of(v.getUsers(), [&](Operation *user) {
+      if (!elementwise.contains(user))
+        return true;
+      if (!needed.contains(user))
+        return false;
+      auto it = lookups.find(user);
+      return it == lookups.end() || it->second.leaf == v;
+    });
+    if (need)
+      needed.insert(inner);
+    else if (!lookups.empty())
+      tabulatedOnly.insert(inner);
+  }
+  return success();
+}
+
+SmallVector<Value> FusionPrinter::operandsOf(Operation *op) {
+  if (auto it = lookups.find(op); it != lookups.end())
+    return {it->second.leaf};
+  return SmallVector<Value>(op->getOperands());
+}
+
+FailureOr<std::string> FusionPrinter::callOf(Operation *op,
+                                             ArrayRef<std::string> args) {
+  if (auto it = lookups.find(op); it != lookups.end())
+    return it->second.table + "(" + args[0] + ")";
+  return scalarCall(op, args, e);
+}
+
 FailureOr<std::string>
 FusionPrinter::valueAt(Value v, ArrayRef<int64_t> space,
                        ArrayRef<std::string> index, llvm::raw_ostream &os,
@@ -413,14 +575,16 @@ FusionPrinter::computeOps(ArrayRef<Operation *> ops, ArrayRef<int64_t> space,
                           ArrayRef<std::string> index, llvm::raw_ostream &os,
                           llvm::DenseMap<Value, std::string> &names) {
   for (Operation *inner : ops) {
+    if (tabulatedOnly.contains(inner))
+      continue;
     SmallVector<std::string> args;
-    for (Value operand : inner->getOperands()) {
+    for (Value operand : operandsOf(inner)) {
       FailureOr<std::string> arg = valueAt(operand, space, index, os, names);
       if (failed(arg))
         return failure();
       args.push_back(*arg);
     }
-    FailureOr<std::string> call = scalarCall(inner, args, e);
+    FailureOr<std::string> call = callOf(inner, args);
     if (failed(call))
       return failure();
     std::string name = fresh();
@@ -544,8 +708,10 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
   llvm::DenseMap<Value, std::string> names;
   preloadedValue = preloaded;
   for (Operation *inner : ops) {
+    if (tabulatedOnly.contains(inner))
+      continue;
     SmallVector<std::string> args;
-    for (Value operand : inner->getOperands()) {
+    for (Value operand : operandsOf(inner)) {
       if (auto it = names.find(operand); it != names.end()) {
         args.push_back(it->second);
         continue;
@@ -584,7 +750,7 @@ LogicalResult FusionPrinter::emitLoop(llvm::raw_ostream &os,
       names[operand] = name;
       args.push_back(name);
     }
-    FailureOr<std::string> call = scalarCall(inner, args, e);
+    FailureOr<std::string> call = callOf(inner, args);
     if (failed(call))
       return failure();
     std::string name = fresh();
@@ -1362,6 +1528,8 @@ LogicalResult FusionPrinter::emit() {
     if (failed(prepare(e.cuda() ? constantsOs : os)))
       return failure();
   }
+  if (!e.cuda() && failed(planTables(os)))
+    return failure();
   StringRef kind = op.getKind();
   LogicalResult status = failure();
   if (kind == "loop") {

@@ -467,4 +467,30 @@ TEST(ElementwiseTest, CastIntegersAndBooleans) {
   EXPECT_EQ(d[1], 0.0);
 }
 
+TEST(ElementwiseTest, Table16HoldsTheFunctionAtEveryBitPattern) {
+  // The CPU target's tables of chains of one 16-bit value: every bit
+  // pattern (signed zeros, subnormals, infinities, NaNs) gives the bits of
+  // computing the chain.
+  auto gelu = [](bf16 x) { return dtck::scalar::gelu(x, false); };
+  static const dtck::Table16<bf16, bf16> geluTable(gelu);
+  auto chain = [](f16 x) {
+    float v = dtck::scalar::cast<float>(x);
+    return dtck::scalar::mul(v, dtck::scalar::exp(v * -0.5f * v));
+  };
+  static const dtck::Table16<float, f16> chainTable(chain);
+  int wrong = 0;
+  for (uint32_t b = 0; b < 65536; ++b) {
+    bf16 x;
+    x.bits = uint16_t(b);
+    f16 h;
+    h.bits = uint16_t(b);
+    wrong += geluTable(x).bits != gelu(x).bits;
+    wrong += bits(chainTable(h)) != bits(chain(h));
+  }
+  EXPECT_EQ(wrong, 0);
+  bf16 one;
+  one.bits = 0x3f80;
+  EXPECT_NEAR(float(geluTable(one)), 0.8413447460685429, 4e-3);
+}
+
 } // namespace

@@ -885,6 +885,41 @@ inline void castToInt4(const Shape &s, const From *x, int lo, int hi, To *y) {
   });
 }
 
+/// A function of one 16-bit float (`In`: bf16 or f16) tabulated at each of
+/// its 65536 bit patterns. The CPU target reads a chain of fused ops that
+/// depends on one 16-bit value and holds a costly op (erf, exp, tanh...)
+/// from such a table, built once (a static in the kernel): the bits of
+/// computing the chain, for a gather instead of dozens of operations an
+/// element (the exact GELU's gradient on bf16: 2.6 -> 0.8 ms a million
+/// elements). `T` is float, bf16 or f16.
+template <typename T, typename In> class Table16 {
+public:
+  template <typename F> explicit Table16(F f) {
+    for (uint32_t bits = 0; bits < 65536; ++bits) {
+      In x;
+      x.bits = uint16_t(bits);
+      if constexpr (sizeof(T) == 2)
+        values[bits] = f(x).bits;
+      else
+        values[bits] = f(x);
+    }
+  }
+  T operator()(In x) const {
+    if constexpr (sizeof(T) == 2) {
+      T r;
+      r.bits = uint16_t(values[x.bits]);
+      return r;
+    } else {
+      return values[x.bits];
+    }
+  }
+
+private:
+  // 16-bit results in 32-bit entries: GCC vectorizes gathers of 32-bit
+  // elements, not of 16-bit ones.
+  std::conditional_t<sizeof(T) == 2, uint32_t, T> values[65536];
+};
+
 } // namespace dtck
 
 #endif // DTCRT_KERNELS_ELEMENTWISE_H
