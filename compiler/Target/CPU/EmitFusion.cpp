@@ -87,6 +87,11 @@ constexpr int64_t kColumnBlock = 64;
 constexpr int64_t kRowWays = 8;
 constexpr int64_t kRowBlock = 1024;
 
+/// Partial sums a result of fewer than kRowWays takes (one SIMD register of
+/// doubles, or two), and the elements a result needs to take them.
+constexpr int64_t kRowLanes = 8;
+constexpr int64_t kRowLanesFrom = 4096;
+
 /// A strided read of an input (a block argument, possibly through views).
 struct Source {
   std::string pointer;
@@ -335,6 +340,11 @@ private:
   llvm::DenseMap<Operation *, Lookup> lookups;
   /// CPU: ops whose values only tables need: not computed in the loops.
   llvm::DenseSet<Operation *> tabulatedOnly;
+  /// CPU: a reduction's input space with adjacent reduced dimensions that
+  /// every access walks as one merged, and the strides of the inputs it
+  /// reads over it.
+  SmallVector<int64_t> mergedSpace;
+  llvm::DenseMap<Value, SmallVector<int64_t>> mergedStrides;
   /// Output number of each yielded value (the first, if yielded twice).
   llvm::DenseMap<Value, unsigned> outputOf;
   /// A value whose element is read from an output (the gemm's product).
@@ -560,8 +570,11 @@ FusionPrinter::valueAt(Value v, ArrayRef<int64_t> space,
   auto it = sources.find(v);
   if (it == sources.end())
     return op.emitError("the CPU target cannot place a value of this kernel");
+  auto merged = mergedStrides.find(v);
   SmallVector<int64_t> strides =
-      broadcastTo(dimsOf(v), it->second.strides, space);
+      space == ArrayRef(mergedSpace) && merged != mergedStrides.end()
+          ? merged->second
+          : broadcastTo(dimsOf(v), it->second.strides, space);
   os << "      const " << e.cTypeOf(v) << " " << name << " = "
      << loadExpression(it->second.pointer,
                        indexExpr(it->second.offset, strides, index), v)
@@ -1122,6 +1135,48 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
          << ";\n    rest /= " << in[d] << ";\n";
     }
   };
+  // CPU: adjacent reduced dimensions that every access walks as one are
+  // merged (a whole gradient's sum of squares, [512, 512, 3, 3], is one
+  // run of 2359296 elements, not 262144 runs of 9). The elements and their
+  // order stay the same.
+  SmallVector<int64_t> mergedAxes;
+  if (!e.cuda()) {
+    auto readHere = [&](Value v) {
+      return llvm::any_of(v.getUsers(), [&](Operation *user) {
+        return llvm::is_contained(prologue, user) ||
+               llvm::is_contained(reductions, user);
+      });
+    };
+    SmallVector<Value> read;
+    SmallVector<SmallVector<int64_t>> strides;
+    for (auto &[v, source] : sources)
+      if (readHere(v)) {
+        read.push_back(v);
+        strides.push_back(broadcastTo(dimsOf(v), source.strides, in));
+      }
+    SmallVector<SmallVector<int64_t>> mergedOf(read.size());
+    for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d) {
+      bool reduced = llvm::is_contained(axes, d);
+      bool merge = reduced && d > 0 && llvm::is_contained(axes, d - 1);
+      for (size_t a = 0; a < read.size() && merge; ++a)
+        merge = mergedOf[a].back() == strides[a][d] * in[d];
+      if (merge) {
+        mergedSpace.back() *= in[d];
+        for (size_t a = 0; a < read.size(); ++a)
+          mergedOf[a].back() = strides[a][d];
+        continue;
+      }
+      if (reduced)
+        mergedAxes.push_back(static_cast<int64_t>(mergedSpace.size()));
+      mergedSpace.push_back(in[d]);
+      for (size_t a = 0; a < read.size(); ++a)
+        mergedOf[a].push_back(strides[a][d]);
+    }
+    for (auto [v, merged] : llvm::zip(read, mergedOf))
+      mergedStrides[v] = merged;
+    in = mergedSpace;
+    axes = mergedAxes;
+  }
   SmallVector<int64_t> keptDims;
   for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d)
     if (!llvm::is_contained(axes, d))
@@ -1201,16 +1256,30 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     bool chunked = span > kRowBlock; // blocks of the last dimension
     int64_t ways = std::min<int64_t>(kRowWays, outCount);
     int64_t groups = (outCount + ways - 1) / ways;
+    // Fewer results than kRowWays, of many elements each (a gradient's sum
+    // of squares for the norm): each result takes kRowLanes partial sums,
+    // the element at place q of a block going to q % kRowLanes, added in
+    // lane order at the end (independent chains that vectorize, instead of
+    // one waiting on each addition). The shapes fix the order: the same at
+    // every thread count.
+    int64_t lanes = ways < kRowWays && count >= kRowLanesFrom ? kRowLanes : 1;
+    std::string lane = lanes > 1 ? "[q % " + std::to_string(lanes) + "]" : "";
     if (parallel && groups > 1)
       os << "#pragma omp parallel for\n";
     os << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n"
        << "    const int64_t ways = std::min<int64_t>(" << ways << ", "
        << outCount << " - g * " << ways << ");\n";
-    for (auto [r, name] : llvm::zip(reductions, acc))
-      os << "    double " << name << "[" << ways << "], buf" << name << "["
-         << ways << "][" << block << "];\n"
-         << "    for (int64_t k = 0; k < " << ways << "; ++k)\n      " << name
-         << "[k] = " << initOf(r) << ";\n";
+    for (auto [r, name] : llvm::zip(reductions, acc)) {
+      os << "    double " << name << "[" << ways << "]"
+         << (lanes > 1 ? "[" + std::to_string(lanes) + "]" : "") << ", buf"
+         << name << "[" << ways << "][" << block << "];\n"
+         << "    for (int64_t k = 0; k < " << ways << "; ++k)\n";
+      if (lanes > 1)
+        os << "      for (int64_t q = 0; q < " << lanes << "; ++q)\n"
+           << "        " << name << "[k][q] = " << initOf(r) << ";\n";
+      else
+        os << "      " << name << "[k] = " << initOf(r) << ";\n";
+    }
     for (int64_t a : axes) {
       if (llvm::is_contained(trailing, a))
         continue;
@@ -1247,17 +1316,41 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
        << (chunked ? "q0 + q" : "q") << ";\n";
     if (failed(emitElement(inIndex, "[k][" + place + "]", /*buffered=*/true)))
       return failure();
-    os << "    }\n    }\n"
-       << "    for (int64_t q = 0; q < len; ++q)\n"
-       << "      for (int64_t k = 0; k < ways; ++k) {\n";
-    for (auto [r, name] : llvm::zip(reductions, acc))
-      os << "      " << name << "[k] = dtck::scalar::" << stepOf(r) << "("
-         << name << "[k], buf" << name << "[k][q]);\n";
-    os << "      }\n    }\n"
+    os << "    }\n    }\n";
+    if (lanes > 1) {
+      // Whole runs of lanes first (a loop GCC vectorizes), then the rest.
+      std::string n = std::to_string(lanes);
+      os << "    for (int64_t k = 0; k < ways; ++k) {\n"
+         << "      int64_t q = 0;\n"
+         << "      for (; q + " << n << " <= len; q += " << n << ")\n"
+         << "        for (int64_t l = 0; l < " << n << "; ++l) {\n";
+      for (auto [r, name] : llvm::zip(reductions, acc))
+        os << "          " << name << "[k][l] = dtck::scalar::" << stepOf(r)
+           << "(" << name << "[k][l], buf" << name << "[k][q + l]);\n";
+      os << "        }\n      for (; q < len; ++q) {\n";
+      for (auto [r, name] : llvm::zip(reductions, acc))
+        os << "        " << name << "[k]" << lane
+           << " = dtck::scalar::" << stepOf(r) << "(" << name << "[k]" << lane
+           << ", buf" << name << "[k][q]);\n";
+      os << "      }\n    }\n";
+    } else {
+      os << "    for (int64_t q = 0; q < len; ++q)\n"
+         << "      for (int64_t k = 0; k < ways; ++k) {\n";
+      for (auto [r, name] : llvm::zip(reductions, acc))
+        os << "      " << name << "[k] = dtck::scalar::" << stepOf(r) << "("
+           << name << "[k], buf" << name << "[k][q]);\n";
+      os << "      }\n";
+    }
+    os << "    }\n"
        << "    for (int64_t k = 0; k < ways; ++k) {\n"
        << "    const int64_t r = g * " << ways << " + k;\n"
        << "    " << idx << " rest = r;\n    (void)rest;\n";
-    if (failed(emitResults("[k]")))
+    if (lanes > 1)
+      for (auto [r, name] : llvm::zip(reductions, acc))
+        os << "    for (int64_t q = 1; q < " << lanes << "; ++q)\n"
+           << "      " << name << "[k][0] = dtck::scalar::" << stepOf(r) << "("
+           << name << "[k][0], " << name << "[k][q]);\n";
+    if (failed(emitResults(lanes > 1 ? "[k][0]" : "[k]")))
       return failure();
     os << "    }\n  }\n";
     return success();
