@@ -115,7 +115,7 @@ def _fused(source, shapes):
     the product's result shape and K, or the extents of its loops, outer
     first: for a reduction the kept, then the reduced ones)."""
     table = {}
-    for m in re.finditer(r"^// (\w+) kernel of .*\n(?:.*\n)*?(?:static )?"
+    for m in re.finditer(r"^// (\w+) kernel(?: of .*)?\n(?:.*\n)*?(?:static )?"
                          r"void (fused_\d+)\(.*\{\n((?:.*\n)*?)\}\n", source,
                          re.M):
         kind, name, body = m.group(1), m.group(2), m.group(3)
