@@ -413,6 +413,35 @@ TEST(Conv, LibraryMatchesTheDefinition) {
                   : "not available here");
 }
 
+// Float convolutions whose weight is at least 32 times their output (16
+// for the weight gradient) take one product over the batch (the images' im2col
+// columns side by side): against the definition at 1, 2 and 3 threads, for
+// strides, dilations, asymmetric padding and a 1 x 1 kernel (no im2col).
+TEST(Conv, BatchedColumnsMatchTheDefinition) {
+  struct Case {
+    Geometry g;
+    int64_t channels, filters;
+  };
+  const Case cases[] = {
+      {{2, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}}, 64, 64},
+      {{4, 4, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}}, 32, 48},
+      {{7, 9, 3, 2, 2, 3, 1, 2, {0, 2, 3, 1}}, 192, 96},
+      {{2, 2, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}}, 320, 8},
+  };
+  for (const Case &c : cases) {
+    int64_t batch = 2;
+    Shape sw{4, {c.filters, c.channels, c.g.kh, c.g.kw}},
+        sy{4, {batch, c.filters, c.g.outH(), c.g.outW()}};
+    for (auto pass :
+         {nndetail::ConvPass::Forward, nndetail::ConvPass::InputGrad,
+          nndetail::ConvPass::WeightGrad}) {
+      EXPECT_TRUE(nndetail::batchedColumns<float>(pass, sw, sy, 1));
+      EXPECT_FALSE(nndetail::batchedColumns<bf16>(pass, sw, sy, 1));
+    }
+    expectConvMatchesTheDefinition(c.g, batch, c.channels, c.filters, 1);
+  }
+}
+
 // Convolutions of a batch of 4: images across threads (the weight gradient
 // summing per-thread partials) or products split across threads; every
 // thread count agrees with one thread.

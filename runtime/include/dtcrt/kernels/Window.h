@@ -192,6 +192,50 @@ void col2imAdd(const Window &w, const B *col, int64_t channels, B *x) {
               });
 }
 
+/// im2col of every image of a batch side by side (one group of `channels`
+/// channels, images `stride` elements apart): `col[r * (N * O) + n * O + p]`
+/// is im2col's `[r * O + p]` of image n, so that one product takes the
+/// whole batch.
+template <typename B>
+void im2colBatch(const Window &w, const B *x, int64_t batch, int64_t stride,
+                 int64_t channels, B *col) {
+  int64_t rows = channels * w.kernelSize, o = w.outSize, width = batch * o;
+  parallelFor(rows * width, rows, [&](int64_t chunkBegin, int64_t chunkEnd) {
+    for (int64_t r = chunkBegin; r < chunkEnd; ++r) {
+      const int64_t *taps = w.taps.data() + (r % w.kernelSize) * o;
+      for (int64_t n = 0; n < batch; ++n) {
+        const B *plane = x + n * stride + (r / w.kernelSize) * w.inSize;
+        B *out = col + r * width + n * o;
+        for (int64_t p = 0; p < o; ++p)
+          out[p] = taps[p] >= 0 ? plane[taps[p]] : B(0);
+      }
+    }
+  });
+}
+
+/// The adjoint of im2colBatch: adds each column entry to the element of
+/// its image it was read from (each element's entries in tap order, as
+/// col2imAdd).
+template <typename B>
+void col2imAddBatch(const Window &w, const B *col, int64_t batch,
+                    int64_t stride, int64_t channels, B *x) {
+  int64_t o = w.outSize, width = batch * o;
+  parallelFor(batch * channels * w.kernelSize * o, batch * channels,
+              [&](int64_t chunkBegin, int64_t chunkEnd) {
+                for (int64_t nc = chunkBegin; nc < chunkEnd; ++nc) {
+                  int64_t n = nc / channels, c = nc % channels;
+                  B *plane = x + n * stride + c * w.inSize;
+                  for (int64_t t = 0; t < w.kernelSize; ++t) {
+                    const int64_t *taps = w.taps.data() + t * o;
+                    const B *row = col + (c * w.kernelSize + t) * width + n * o;
+                    for (int64_t p = 0; p < o; ++p)
+                      if (taps[p] >= 0)
+                        plane[taps[p]] += row[p];
+                  }
+                }
+              });
+}
+
 } // namespace nndetail
 } // namespace dtck
 
