@@ -388,6 +388,56 @@ TEST(Pool, MaxGradTies) {
   expectClose(dx, kMaxPoolGradTies, 0, 0);
 }
 
+// The two-dimensional max-pool gradient against its definition (each
+// window's gradient to its first strict maximum in tap order, a NaN over any
+// number, a later NaN over an earlier one) on values with ties and NaNs, for
+// strides, dilations and asymmetric padding.
+TEST(Pool, MaxGrad2dMatchesTheDefinition) {
+  struct Case {
+    int64_t h, w, kh, kw, sh, sw, dh, dw, pads[4];
+  };
+  const Case cases[] = {{32, 32, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
+                        {6, 7, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
+                        {9, 11, 2, 3, 1, 3, 2, 1, {0, 2, 1, 0}},
+                        {5, 5, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}}};
+  for (const Case &c : cases) {
+    int64_t oh = (c.h + c.pads[0] + c.pads[2] - c.dh * (c.kh - 1) - 1) / c.sh +
+                 1,
+            ow = (c.w + c.pads[1] + c.pads[3] - c.dw * (c.kw - 1) - 1) / c.sw +
+                 1;
+    Shape sx{4, {2, 3, c.h, c.w}}, sy{4, {2, 3, oh, ow}};
+    std::vector<float> x = ramp(sx, 5, 3, 1, 1), g = ramp(sy, 13, 11, 5, 4);
+    x[7] = NAN;
+    x[sx.numel() / 2] = NAN;
+    x[sx.numel() / 2 + 1] = NAN;
+    std::vector<double> expected(sx.numel(), 0.0);
+    for (int64_t plane = 0; plane < 6; ++plane)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          int64_t best = -1;
+          float max = 0;
+          for (int64_t a = 0; a < c.kh; ++a)
+            for (int64_t b = 0; b < c.kw; ++b) {
+              int64_t r = i * c.sh - c.pads[0] + a * c.dh;
+              int64_t q = j * c.sw - c.pads[1] + b * c.dw;
+              if (r < 0 || r >= c.h || q < 0 || q >= c.w)
+                continue;
+              int64_t at = (plane * c.h + r) * c.w + q;
+              if (best < 0 || x[at] > max || std::isnan(x[at]))
+                best = at, max = x[at];
+            }
+          if (best >= 0)
+            expected[best] += g[(plane * oh + i) * ow + j];
+        }
+    const int64_t k[] = {c.kh, c.kw}, st[] = {c.sh, c.sw}, dil[] = {c.dh, c.dw};
+    std::vector<float> dx(sx.numel(), 7.0f);
+    maxPoolGrad<float>(sy, sx, g.data(), x.data(), k, st, c.pads, dil,
+                       dx.data());
+    for (int64_t i = 0; i < sx.numel(); ++i)
+      ASSERT_EQ(dx[i], float(expected[i])) << c.h << "x" << c.w << " at " << i;
+  }
+}
+
 // F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=...) and its
 // gradient: ceil-mode windows past the padded end divide by their taps
 // inside it.
