@@ -92,6 +92,10 @@ constexpr int64_t kRowBlock = 1024;
 constexpr int64_t kRowLanes = 8;
 constexpr int64_t kRowLanesFrom = 4096;
 
+/// Elements of one part of such a result: a result of two parts or more
+/// sums its parts across threads (each in lanes), then the parts in order.
+constexpr int64_t kRowPart = 64 * kRowBlock;
+
 /// A strided read of an input (a block argument, possibly through views).
 struct Source {
   std::string pointer;
@@ -1264,11 +1268,25 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     // every thread count.
     int64_t lanes = ways < kRowWays && count >= kRowLanesFrom ? kRowLanes : 1;
     std::string lane = lanes > 1 ? "[q % " + std::to_string(lanes) + "]" : "";
+    // One run of many elements (a whole gradient's, its dimensions merged)
+    // sums in parts of kRowPart elements across the threads: a fixed
+    // order, as the lanes.
+    int64_t parts = (run + kRowPart - 1) / kRowPart;
+    bool split = parallel && groups == 1 && lanes > 1 && chunked &&
+                 trailing.size() == axes.size() && parts > 1;
+    std::string lanesText = std::to_string(lanes);
     if (parallel && groups > 1)
       os << "#pragma omp parallel for\n";
     os << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n"
        << "    const int64_t ways = std::min<int64_t>(" << ways << ", "
        << outCount << " - g * " << ways << ");\n";
+    if (split) {
+      for (const std::string &name : acc)
+        os << "    std::vector<double> parts" << name << "(" << parts * ways
+           << " * " << lanesText << ");\n";
+      os << "#pragma omp parallel for\n"
+         << "    for (int64_t part = 0; part < " << parts << "; ++part) {\n";
+    }
     for (auto [r, name] : llvm::zip(reductions, acc)) {
       os << "    double " << name << "[" << ways << "]"
          << (lanes > 1 ? "[" + std::to_string(lanes) + "]" : "") << ", buf"
@@ -1287,7 +1305,13 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
       os << "    for (int64_t " << inIndex[a] << " = 0; " << inIndex[a] << " < "
          << in[a] << "; ++" << inIndex[a] << ")\n";
     }
-    if (chunked)
+    if (split)
+      os << "    for (int64_t q0 = part * " << kRowPart
+         << "; q0 < std::min<int64_t>(" << run << ", (part + 1) * " << kRowPart
+         << "); q0 += " << block << ") {\n"
+         << "    const int64_t len = std::min<int64_t>(" << block << ", " << run
+         << " - q0);\n";
+    else if (chunked)
       os << "    for (int64_t q0 = 0; q0 < " << run << "; q0 += " << block
          << ") {\n"
          << "    const int64_t len = std::min<int64_t>(" << block << ", " << run
@@ -1341,8 +1365,33 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
            << name << "[k], buf" << name << "[k][q]);\n";
       os << "      }\n";
     }
-    os << "    }\n"
-       << "    for (int64_t k = 0; k < ways; ++k) {\n"
+    os << "    }\n";
+    if (split) {
+      // Each part's sums, then the parts added in order into part 0's.
+      std::string at =
+          "(part * " + std::to_string(ways) + " + k) * " + lanesText + " + l";
+      os << "    for (int64_t k = 0; k < ways; ++k)\n"
+         << "      for (int64_t l = 0; l < " << lanesText << "; ++l) {\n";
+      for (const std::string &name : acc)
+        os << "        parts" << name << "[" << at << "] = " << name
+           << "[k][l];\n";
+      os << "      }\n    }\n";
+      for (const std::string &name : acc)
+        os << "    double " << name << "[" << ways << "][" << lanesText
+           << "];\n";
+      os << "    for (int64_t k = 0; k < ways; ++k)\n"
+         << "      for (int64_t l = 0; l < " << lanesText << "; ++l) {\n";
+      for (const std::string &name : acc)
+        os << "        " << name << "[k][l] = parts" << name << "[k * "
+           << lanesText << " + l];\n";
+      os << "        for (int64_t part = 1; part < " << parts
+         << "; ++part) {\n";
+      for (auto [r, name] : llvm::zip(reductions, acc))
+        os << "          " << name << "[k][l] = dtck::scalar::" << stepOf(r)
+           << "(" << name << "[k][l], parts" << name << "[" << at << "]);\n";
+      os << "        }\n      }\n";
+    }
+    os << "    for (int64_t k = 0; k < ways; ++k) {\n"
        << "    const int64_t r = g * " << ways << " + k;\n"
        << "    " << idx << " rest = r;\n    (void)rest;\n";
     if (lanes > 1)
