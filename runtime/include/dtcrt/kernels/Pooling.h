@@ -84,6 +84,17 @@ void maxPoolGrad(const Shape &sg, const Shape &sx, const T *g, const T *x,
   nndetail::Window win(sx, sg, kernel, strides, pads, dilations);
   int64_t planes = sx.dims[0] * sx.dims[1], o = win.outSize;
   int64_t in = win.inSize;
+  // Plane `plane` of dx: each window's gradient added, in double, to the
+  // input element it selected (`best`, -1 for none).
+  auto addToSelected = [&](int64_t plane, const int64_t *best,
+                           std::vector<double> &acc) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t p = 0; p < o; ++p)
+      if (best[p] >= 0)
+        acc[best[p]] += nndetail::toDouble(g[plane * o + p]);
+    for (int64_t i = 0; i < in; ++i)
+      dx[plane * in + i] = store<T>(acc[i]);
+  };
   // Two spatial dimensions (every CNN's pooling): each tap reads a strided
   // run of each input row, a loop that vectorizes; the selection has no
   // branches (on data they mispredict half the time). Taps in order, as
@@ -126,12 +137,7 @@ void maxPoolGrad(const Shape &sg, const Shape &sx, const T *g, const T *x,
                   }
                 }
               }
-            std::fill(acc.begin(), acc.end(), 0.0);
-            for (int64_t p = 0; p < o; ++p)
-              if (bestBuf[p] >= 0)
-                acc[bestBuf[p]] += nndetail::toDouble(g[plane * o + p]);
-            for (int64_t i = 0; i < in; ++i)
-              dx[plane * in + i] = store<T>(acc[i]);
+            addToSelected(plane, bestBuf.data(), acc);
           }
         });
     return;
@@ -154,12 +160,8 @@ void maxPoolGrad(const Shape &sg, const Shape &sx, const T *g, const T *x,
                       }
                     }
                   }
-                  std::vector<double> acc(in, 0.0);
-                  for (int64_t p = 0; p < o; ++p)
-                    if (best[p] >= 0)
-                      acc[best[p]] += nndetail::toDouble(g[plane * o + p]);
-                  for (int64_t i = 0; i < in; ++i)
-                    dx[plane * in + i] = store<T>(acc[i]);
+                  std::vector<double> acc(in);
+                  addToSelected(plane, best.data(), acc);
                 }
               });
 }
