@@ -71,7 +71,8 @@ bool adjacentPads(dtg::AddOp add, SmallVectorImpl<Value> &parts, int64_t &axis,
     return false;
   for (dtg::PadOp pad : {first, second}) {
     auto concat = pad.getOperand().getDefiningOp<dtg::ConcatOp>();
-    if (concat && concat.getAxis() == axis && concat->hasOneUse()) {
+    if (concat && static_cast<int64_t>(concat.getAxis()) == axis &&
+        concat->hasOneUse()) {
       llvm::append_range(parts, concat.getInputs());
       spliced.push_back(concat);
     } else {
@@ -230,7 +231,34 @@ struct Group {
   bool backward = false;
   /// Ops in the group (views included), with their phase.
   llvm::MapVector<Operation *, Phase> ops;
+  /// Members the kernel recomputes from their operands while the original
+  /// stays for its other users (earlier than the kernel): an input's
+  /// elementwise op with a per-channel or scalar value, which costs the
+  /// kernel no more to read than its result.
+  llvm::DenseSet<Operation *> copies;
 };
+
+/// True for an elementwise op a kernel can recompute at about the cost of
+/// reading its result: two operands, one of its own shape and the other at
+/// least 8 times smaller (broadcast along it), neither a view
+/// (`x - mean(x)`, `g * scale`).
+bool isCheapCopy(Operation *op) {
+  if (!dtg::isFusibleElementwise(op) || op->getNumResults() != 1 ||
+      op->getNumOperands() != 2)
+    return false;
+  ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
+  int64_t full = 0;
+  for (Value operand : op->getOperands()) {
+    if (Operation *def = operand.getDefiningOp();
+        def && dtg::isFusibleView(def))
+      return false;
+    if (shapeOf(operand) == shape)
+      ++full;
+    else if (dtg::numElements(shapeOf(operand)) * 8 > dtg::numElements(shape))
+      return false;
+  }
+  return full == 1;
+}
 
 /// Finds the groups of one block.
 class GroupFinder {
@@ -245,7 +273,7 @@ public:
   }
 
   /// Groups that save at least one kernel, in the order found.
-  SmallVector<Group> run();
+  SmallVector<Group, 0> run();
 
 private:
   /// Starts a group at `op`, or returns false.
@@ -254,9 +282,29 @@ private:
   void grow(Group &group);
   /// Tries to add `producer` (the defining op of an operand of `consumer`).
   bool tryAdd(Group &group, Operation *producer, Operation *consumer);
+  /// Adds to a reduction group the siblings of its reductions that may
+  /// join it; true if any joined.
+  bool addSiblings(Group &group);
+  /// Adds to a grown group, as copies, the cheap producers of its members
+  /// that stayed out because something outside reads them before the
+  /// kernel.
+  void addCopies(Group &group);
+  /// The reductions not yet in a group over the same elements (input shape
+  /// and axes) as `reduction` that read a tensor in common with it, neither
+  /// depending on the other, in the block's order: one pass over the
+  /// tensors can compute them all (a batch norm gradient's sum(g),
+  /// sum(g * centered) and its variance).
+  SmallVector<Operation *> siblingsOf(Operation *reduction) const;
+  /// True if `sibling` may join `group`: before its seed, and nothing
+  /// outside reads it before the kernel.
+  bool siblingMayJoin(Group &group, Operation *sibling);
+  /// True if `ancestor` (earlier in the block) is among what `op` is
+  /// computed from.
+  bool dependsOn(Operation *op, Operation *ancestor) const;
   /// True if every user of `op`'s results is in the group or after its
-  /// seed, and the in-group users can consume a value of phase `phase`.
-  bool usersAllow(Group &group, Operation *op, Phase phase);
+  /// seed (or anywhere, for a `copy`), and the in-group users can consume
+  /// a value of phase `phase`.
+  bool usersAllow(Group &group, Operation *op, Phase phase, bool copy = false);
   /// Kernels the group saves.
   int64_t saved(const Group &group) const;
   /// Drops from a reduction group the epilogue ops its reductions do not
@@ -315,18 +363,20 @@ bool GroupFinder::seed(Operation *op, Group &group) {
   return false;
 }
 
-bool GroupFinder::usersAllow(Group &group, Operation *op, Phase phase) {
+bool GroupFinder::usersAllow(Group &group, Operation *op, Phase phase,
+                             bool copy) {
   for (Operation *user : op->getUsers()) {
     auto it = group.ops.find(user);
     if (it == group.ops.end()) {
-      // An outside user must come after the kernel (which sits at the seed).
-      if (user->getBlock() != &block ||
-          position.lookup(user) <= position.lookup(group.seed))
+      // An outside user must come after the kernel (which sits at the seed),
+      // or read the original of a copy.
+      if (!copy && (user->getBlock() != &block ||
+                    position.lookup(user) <= position.lookup(group.seed)))
         return false;
       continue;
     }
-    if (dtg::isFusibleView(user))
-      return false; // views read only the kernel's inputs
+    if (dtg::isFusibleView(user) || group.copies.contains(user))
+      return false; // views and copies read only the kernel's inputs
     Phase consumer = it->second;
     bool ok = consumer == phase ||
               (phase == Phase::Prologue && consumer == Phase::Core) ||
@@ -401,6 +451,12 @@ bool GroupFinder::tryAdd(Group &group, Operation *producer,
     }
     if (!usersAllow(group, producer, Phase::Core))
       return false;
+    // A reduction whose siblings cannot come too waits to seed a kernel of
+    // its own with them: one pass over the tensors instead of one each is
+    // worth more than an epilogue over the reduced values.
+    for (Operation *sibling : siblingsOf(producer))
+      if (!group.ops.count(sibling) && !siblingMayJoin(group, sibling))
+        return false;
     group.kind = Kind::Reduction;
     group.inShape.assign(in.begin(), in.end());
     group.axes.assign(reductionAxes(producer).begin(),
@@ -451,6 +507,127 @@ static size_t countInputs(const Group &group) {
       .size();
 }
 
+bool GroupFinder::dependsOn(Operation *op, Operation *ancestor) const {
+  int64_t floor = position.lookup(ancestor);
+  llvm::DenseSet<Operation *> seen;
+  SmallVector<Operation *> work{op};
+  while (!work.empty()) {
+    Operation *next = work.pop_back_val();
+    if (next == ancestor || seen.size() > 256)
+      return true; // (or too far to tell)
+    for (Value operand : next->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && def->getBlock() == &block && position.lookup(def) >= floor &&
+          seen.insert(def).second)
+        work.push_back(def);
+    }
+  }
+  return false;
+}
+
+SmallVector<Operation *> GroupFinder::siblingsOf(Operation *reduction) const {
+  ArrayRef<int64_t> inShape = shapeOf(reduction->getOperand(0));
+  llvm::DenseSet<Value> reads = reductionReads(reduction);
+  // The reductions that read the same tensors, through elementwise ops of
+  // the input shape.
+  SmallVector<Operation *> found;
+  llvm::DenseSet<Value> seen;
+  SmallVector<Value> work(reads.begin(), reads.end());
+  while (!work.empty() && seen.size() < 64) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (Operation *user : v.getUsers()) {
+      if (user->getBlock() != &block || user == reduction)
+        continue;
+      if (isFusibleFloatReduction(user)) {
+        if (!llvm::is_contained(found, user))
+          found.push_back(user);
+      } else if (dtg::isFusibleElementwise(user) &&
+                 user->getNumResults() == 1 &&
+                 shapeOf(user->getResult(0)) == inShape) {
+        work.push_back(user->getResult(0));
+      }
+    }
+  }
+  llvm::erase_if(found, [&](Operation *other) {
+    if (assigned.count(other) || isBackward(other) != isBackward(reduction) ||
+        !allTypesSupported(other) || shapeOf(other->getOperand(0)) != inShape ||
+        reductionAxes(other) != reductionAxes(reduction))
+      return true;
+    bool before = position.lookup(other) < position.lookup(reduction);
+    return before ? dependsOn(reduction, other) : dependsOn(other, reduction);
+  });
+  llvm::sort(found, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  return found;
+}
+
+bool GroupFinder::siblingMayJoin(Group &group, Operation *sibling) {
+  return position.lookup(sibling) < position.lookup(group.seed) &&
+         !crossesCall(sibling, group) &&
+         usersAllow(group, sibling, Phase::Core);
+}
+
+bool GroupFinder::addSiblings(Group &group) {
+  if (group.kind != Kind::Reduction)
+    return false;
+  SmallVector<Operation *> reductions;
+  for (auto [member, phase] : group.ops)
+    if (phase == Phase::Core && isFusibleFloatReduction(member))
+      reductions.push_back(member);
+  bool added = false;
+  for (Operation *reduction : reductions)
+    for (Operation *sibling : siblingsOf(reduction)) {
+      if (group.ops.count(sibling) || !siblingMayJoin(group, sibling))
+        continue;
+      group.ops.insert({sibling, Phase::Core});
+      if (countInputs(group) > kMaxInputs) {
+        group.ops.pop_back();
+        continue;
+      }
+      added = true;
+    }
+  return added;
+}
+
+void GroupFinder::addCopies(Group &group) {
+  size_t members = group.ops.size();
+  for (size_t next = 0; next < members; ++next) {
+    auto [op, consumerPhase] = group.ops.begin()[next];
+    if (dtg::isFusibleView(op) || isa<dtg::MatMulOp>(op))
+      continue;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || producer->getBlock() != &block ||
+          group.ops.count(producer) || assigned.count(producer) ||
+          isBackward(producer) != group.backward ||
+          !allTypesSupported(producer) || crossesCall(producer, group) ||
+          !isCheapCopy(producer))
+        continue;
+      ArrayRef<int64_t> shape = shapeOf(producer->getResult(0));
+      Phase phase;
+      if (consumerPhase == Phase::Epilogue && shape == ArrayRef(group.shape))
+        phase = Phase::Epilogue;
+      else if (group.kind == Kind::Reduction &&
+               consumerPhase != Phase::Epilogue &&
+               shape == ArrayRef(group.inShape))
+        phase = Phase::Prologue;
+      else
+        continue;
+      if (!usersAllow(group, producer, phase, /*copy=*/true))
+        continue;
+      group.ops.insert({producer, phase});
+      group.copies.insert(producer);
+      if (countInputs(group) > kMaxInputs) {
+        group.ops.pop_back();
+        group.copies.erase(producer);
+      }
+    }
+  }
+}
+
 void GroupFinder::grow(Group &group) {
   // Breadth-first over operands of the ops added.
   for (size_t next = 0; next < group.ops.size(); ++next) {
@@ -481,6 +658,8 @@ void GroupFinder::grow(Group &group) {
 int64_t GroupFinder::saved(const Group &group) const {
   int64_t kernels = 0;
   for (auto [op, phase] : group.ops) {
+    if (group.copies.contains(op))
+      continue; // computed again; the original stays
     if (!dtg::isFusibleView(op)) {
       ++kernels;
       continue;
@@ -539,21 +718,24 @@ void GroupFinder::dropUnfed(Group &group) const {
   group.ops = std::move(kept);
 }
 
-SmallVector<Group> GroupFinder::run() {
+SmallVector<Group, 0> GroupFinder::run() {
   SmallVector<Operation *> order;
   for (Operation &op : block)
     order.push_back(&op);
-  SmallVector<Group> groups;
+  SmallVector<Group, 0> groups;
   for (Operation *op : llvm::reverse(order)) {
     Group group;
     if (!seed(op, group))
       continue;
     grow(group);
+    while (addSiblings(group))
+      grow(group);
     dropUnfed(group);
+    addCopies(group);
     if (saved(group) < 1 || !viewsExpressible(group))
       continue;
     for (auto [member, phase] : group.ops)
-      if (!dtg::isFusibleView(member))
+      if (!dtg::isFusibleView(member) && !group.copies.contains(member))
         assigned.insert(member);
     groups.push_back(std::move(group));
   }
@@ -595,6 +777,8 @@ static bool isInlinedConstant(Value v) {
 
 /// Replaces `group`'s ops with one dtg.fusion at its seed.
 static void materialize(Group &group) {
+  // A copy's original stays for its other users: the kernel computes the
+  // value again and does not return it.
   SmallVector<Operation *> ops;
   for (auto [op, phase] : group.ops)
     ops.push_back(op);
@@ -607,7 +791,7 @@ static void materialize(Group &group) {
       ops, [&](Operation *op) { return members.count(op) > 0; }, &constants);
   SmallVector<Value> outputs;
   for (Operation *op : ops) {
-    if (dtg::isFusibleView(op))
+    if (dtg::isFusibleView(op) || group.copies.contains(op))
       continue;
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(),
@@ -658,7 +842,7 @@ struct FusePass : public mlir::dtc::impl::FusePassBase<FusePass> {
       return;
     Block &block = func.getBody().front();
     joinSplitGradients(block);
-    SmallVector<Group> groups = GroupFinder(block).run();
+    SmallVector<Group, 0> groups = GroupFinder(block).run();
     LLVM_DEBUG(llvm::dbgs() << "dtc-fuse: " << groups.size() << " groups in "
                             << func.getSymName() << "\n");
     for (Group &group : groups)

@@ -30,7 +30,17 @@ def FusePass : Pass<"dtc-fuse", "::mlir::func::FuncOp"> {
     A producer joins when every user is in the group, or else when its
     result has a shape the kernel writes (the iteration shape) and every
     outside user comes after the group, which then returns it as an extra
-    result. Ops of the forward and of the backward (`dtg.backward`) never
+    result. An elementwise op of an input and a value at least 8 times
+    smaller (`x - mean`) whose other users come earlier is copied in: the
+    kernel computes it again, reading what it reads, and the original stays.
+
+    Reductions over the same elements (input shape and axes) that read a
+    tensor in common, neither computed from the other, are siblings: one
+    pass computes them all (a batch norm gradient's variance, sum(g) and
+    sum(g * centered)). A reduction group takes every sibling that nothing
+    outside reads before the kernel, and a reduction joins an epilogue's
+    group only if its siblings can join too; else it waits to seed a kernel
+    with them. Ops of the forward and of the backward (`dtg.backward`) never
     share a group, and nothing joins across a call, a collective, an op with
     side effects or random keys, or an op of another kind. A group that
     would not save a kernel stays unfused.

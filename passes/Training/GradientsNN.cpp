@@ -367,6 +367,12 @@ LogicalResult batchNormInferenceGradient(Operation *op, ArrayRef<Value> grads,
 /// dscale = sum(g xhat), dbias = sum(g). The running statistics are updated
 /// outside autograd in PyTorch (buffers under no_grad): the new running mean
 /// and variance pass no gradient back, and the old ones receive none.
+///
+/// Written for one pass over the tensors after the mean: the variance,
+/// sum(g) and sum(g centered) are sums over the same elements, created
+/// together before anything reads them (dtc-fuse makes them one kernel),
+/// each sum computed once (the means are sum / M), and dx reads only g, x
+/// and per-channel values.
 LogicalResult batchNormTrainingGradient(Operation *op, ArrayRef<Value> grads,
                                         GradientBuilder &b,
                                         SmallVectorImpl<Value> &out) {
@@ -380,18 +386,24 @@ LogicalResult batchNormTrainingGradient(Operation *op, ArrayRef<Value> grads,
   int64_t rank = typeOf(x).getRank(), channels = shapeOf(x)[1];
   SmallVector<int64_t> axes = allButChannels(rank);
   SmallVector<int64_t> perChannel = channelShape(rank, channels);
+  double count = static_cast<double>(typeOf(x).getNumElements()) /
+                 static_cast<double>(std::max<int64_t>(channels, 1));
   Value centered = m.sub(x, m.mean(x, axes, /*keepdims=*/true));
   Value variance = m.mean(m.mul(centered, centered), axes, /*keepdims=*/true);
+  Value sumGCentered = m.sum(m.mul(g, centered), axes, /*keepdims=*/true);
+  Value sumG = m.sum(g, axes, /*keepdims=*/true);
   Value invStd =
       m.rsqrt(m.add(variance, m.c(bn.getEpsilon().convertToDouble())));
-  Value xhat = m.mul(centered, invStd);
-  Value gXhat = m.mul(g, xhat);
-  Value dx = m.sub(m.sub(g, m.mean(g, axes, /*keepdims=*/true)),
-                   m.mul(xhat, m.mean(gXhat, axes, /*keepdims=*/true)));
+  // mean(g xhat) xhat = centered invStd^2 sum(g centered) / M.
+  Value dscale = m.mul(sumGCentered, invStd);
+  Value meanG = m.mul(sumG, m.c(1.0 / count));
+  Value projection =
+      m.mul(m.mul(invStd, invStd), m.mul(sumGCentered, m.c(1.0 / count)));
   Value gain = m.mul(b.reshape(bn.getScale(), perChannel), invStd);
+  Value dx = m.sub(m.sub(g, meanG), m.mul(centered, projection));
   out.push_back(m.mul(gain, dx));
-  out.push_back(m.sum(gXhat, axes, /*keepdims=*/false));
-  out.push_back(m.sum(g, axes, /*keepdims=*/false));
+  out.push_back(b.reshape(dscale, {channels}));
+  out.push_back(b.reshape(sumG, {channels}));
   out.append({Value(), Value()});
   return success();
 }

@@ -309,3 +309,91 @@ func.func @pads_kept(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> (tensor<2x12xf
   %4 = dtg.add %ua, %ub : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
   return %0, %1, %2, %3, %4, %ua : tensor<2x12xf32>, tensor<2x12xf32>, tensor<3x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Tests a batch norm gradient's sums: the variance, sum(g) and
+// sum(g * centered) are sums over the same elements that read x in
+// common, so one reduction kernel computes all three (with the per-channel
+// values read only by later ops, invStd and dscale, as its epilogue), and
+// the dx kernel recomputes centered = x - mean from x instead of reading a
+// centered tensor the reduction kernel would have to write.
+// CHECK-LABEL: func.func @siblings
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4x4xf32>, %[[G:.+]]: tensor<2x3x4x4xf32>, %[[S:.+]]: tensor<1x3x1x1xf32>)
+// CHECK: %[[M:.+]] = dtg.reduce_mean %[[X]]
+// CHECK: %[[R:.+]]:{{[0-9]+}} = dtg.fusion "reduction"(%[[X]], %[[M]], %[[G]])
+// CHECK-COUNT-3: dtg.reduce_
+// CHECK: dtg.rsqrt
+// CHECK: dtg.yield
+// CHECK-NOT: dtg.reduce_
+// CHECK: dtg.fusion "loop"(%[[X]], %[[M]],
+// CHECK: dtg.sub
+// CHECK-NOT: dtg.reduce_
+// CHECK: return
+func.func @siblings(%x: tensor<2x3x4x4xf32>, %g: tensor<2x3x4x4xf32>, %s: tensor<1x3x1x1xf32>) -> (tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) {
+  %eps = dtg.constant dense<1.0e-05> : tensor<f32>
+  %inv = dtg.constant dense<0.03125> : tensor<f32>
+  %m = dtg.reduce_mean %x {axes = array<i64: 0, 2, 3>, keepdims = true} : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>
+  %c = dtg.sub %x, %m : tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32> -> tensor<2x3x4x4xf32>
+  %c2 = dtg.mul %c, %c : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf32>
+  %v = dtg.reduce_mean %c2 {axes = array<i64: 0, 2, 3>, keepdims = true} : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>
+  %gc = dtg.mul %g, %c : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf32>
+  %sgc = dtg.reduce_sum %gc {axes = array<i64: 0, 2, 3>, keepdims = true} : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>
+  %sg = dtg.reduce_sum %g {axes = array<i64: 0, 2, 3>, keepdims = true} : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>
+  %ve = dtg.add %v, %eps : tensor<1x3x1x1xf32>, tensor<f32> -> tensor<1x3x1x1xf32>
+  %is = dtg.rsqrt %ve : tensor<1x3x1x1xf32>
+  %ds = dtg.mul %sgc, %is : tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32> -> tensor<1x3x1x1xf32>
+  %mg = dtg.mul %sg, %inv : tensor<1x3x1x1xf32>, tensor<f32> -> tensor<1x3x1x1xf32>
+  %is2 = dtg.mul %is, %is : tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32> -> tensor<1x3x1x1xf32>
+  %pm = dtg.mul %sgc, %inv : tensor<1x3x1x1xf32>, tensor<f32> -> tensor<1x3x1x1xf32>
+  %p = dtg.mul %is2, %pm : tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32> -> tensor<1x3x1x1xf32>
+  %gain = dtg.mul %s, %is : tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32> -> tensor<1x3x1x1xf32>
+  %d0 = dtg.sub %g, %mg : tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32> -> tensor<2x3x4x4xf32>
+  %d1 = dtg.mul %c, %p : tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32> -> tensor<2x3x4x4xf32>
+  %d2 = dtg.sub %d0, %d1 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf32>
+  %dx = dtg.mul %gain, %d2 : tensor<1x3x1x1xf32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf32>
+  return %dx, %ds, %sg : tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>
+}
+
+// -----
+
+// Tests that a reduction whose sibling (a sum over the same elements
+// reading a tensor in common) is read before the epilogue that would take
+// it stays out of that epilogue's kernel, to share one pass with its
+// sibling: exp(a) is last, but b's user comes first, so the kernel forms
+// at b's user with both sums, and exp(a) is a kernel of its own.
+// CHECK-LABEL: func.func @sibling_first
+// CHECK: %[[R:.+]]:2 = dtg.fusion "reduction"
+// CHECK-COUNT-2: dtg.reduce_sum
+// CHECK: dtg.mul
+// CHECK: dtg.yield
+// CHECK: dtg.exp %[[R]]#
+// CHECK: return
+func.func @sibling_first(%x: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>) {
+  %sq = dtg.mul %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %a = dtg.reduce_sum %sq {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %b = dtg.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %bb = dtg.mul %b, %b : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  %ea = dtg.exp %a : tensor<4x1xf32>
+  return %ea, %bb : tensor<4x1xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+// Tests that a cheap producer reached first from one user, while its other
+// user is not yet in the group, still joins as an ordinary member once both
+// are (a copy is only made of what stays out): one kernel, nothing left
+// outside it.
+// CHECK-LABEL: func.func @late_user
+// CHECK-NEXT: %[[F:.+]] = dtg.fusion "loop"
+// CHECK: dtg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @late_user(%x: tensor<4x8xf32>, %s: tensor<f32>, %t: tensor<f32>) -> tensor<4x8xf32> {
+  %p = dtg.mul %x, %s : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %u1 = dtg.mul %p, %p : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %u2 = dtg.add %p, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %w = dtg.mul %u2, %t : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %r = dtg.add %u1, %w : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
