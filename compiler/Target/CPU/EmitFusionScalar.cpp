@@ -239,7 +239,9 @@ LogicalResult FusionPrinter::planTables(llvm::raw_ostream &os) {
     os << "    return " << names[v] << ";\n  });\n";
     lookups[inner] = {leaf, table};
   }
-  // Ops no longer computed: those whose values only tables read.
+  // Ops no longer computed: those whose values only tables read. (A leaf
+  // the kernel computes, `bias + x` copied in, is read by its lookups,
+  // which need not be its users.)
   llvm::DenseSet<Operation *> needed;
   for (Operation *inner : llvm::reverse(ops)) {
     Value v = inner->getResult(0);
@@ -251,6 +253,9 @@ LogicalResult FusionPrinter::planTables(llvm::raw_ostream &os) {
       auto it = lookups.find(user);
       return it == lookups.end() || it->second.leaf == v;
     });
+    need = need || llvm::any_of(lookups, [&](const auto &entry) {
+             return entry.second.leaf == v && needed.contains(entry.first);
+           });
     if (need)
       needed.insert(inner);
     else if (!lookups.empty())
