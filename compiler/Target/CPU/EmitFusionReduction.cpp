@@ -4,7 +4,7 @@
 // (sums in double, each result's elements in a fixed order), and the
 // epilogue at the result's shape. On the CPU, column reductions take blocks
 // of contiguous results; row reductions take kRowWays results at a time,
-// a few long results in kRowLanes partial sums and long single runs in
+// long results in kRowLanes partial sums and long single runs in
 // parts across the threads, adjacent reduced dimensions merged where every
 // access walks them as one. On CUDA, one warp or block per result, or a
 // split over blocks combined in order.
@@ -469,7 +469,12 @@ LogicalResult FusionPrinter::emitReduction(llvm::raw_ostream &hostOs) {
     // lane order at the end (independent chains that vectorize, instead of
     // one waiting on each addition). The shapes fix the order: the same at
     // every thread count.
-    int64_t lanes = ways < kRowWays && count >= kRowLanesFrom ? kRowLanes : 1;
+    // kRowWays results of long rows (a batch norm's sums per channel over
+    // N x H x W) take them too, from kRowLanesFromMany elements: their
+    // chains are independent already, but one scalar addition per element
+    // and result would be the loop's cost, where lanes add a vector of them.
+    int64_t lanesFrom = ways < kRowWays ? kRowLanesFrom : kRowLanesFromMany;
+    int64_t lanes = count >= lanesFrom ? kRowLanes : 1;
     std::string lane = lanes > 1 ? "[q % " + std::to_string(lanes) + "]" : "";
     // One run of many elements (a whole gradient's, its dimensions merged)
     // sums in parts of kRowPart elements across the threads: a fixed

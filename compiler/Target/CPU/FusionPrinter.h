@@ -84,6 +84,8 @@ constexpr int64_t kRowBlock = 1024;
 /// doubles, or two), and the elements a result needs to take them.
 constexpr int64_t kRowLanes = 8;
 constexpr int64_t kRowLanesFrom = 4096;
+/// The elements kRowWays results need to take kRowLanes partial sums each.
+constexpr int64_t kRowLanesFromMany = 256;
 
 /// Elements of one part of such a result: a result of two parts or more
 /// sums its parts across threads (each in lanes), then the parts in order.

@@ -284,6 +284,33 @@ TEST(Conv, DepthwiseMatchesTheDefinition) {
     expectConvMatchesTheDefinition(c, 2, 5, 5, 5);
 }
 
+// Depthwise convolutions go to oneDNN where it has a JIT kernel (else, and
+// under DTCK_CONV=im2col, to the direct kernels: conv.test runs every case
+// both ways): MobileNetV2's geometries (3 x 3 at strides 1 and 2, planes of
+// 16 x 16 down to 2 x 2) over 24 and 40 channels, float and bf16, against
+// the definition at 1, 2 and 3 threads.
+TEST(Conv, DepthwiseLibraryMatchesTheDefinition) {
+  const Geometry cases[] = {
+      {16, 16, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {16, 16, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
+      {4, 4, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+      {2, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
+  };
+  for (const Geometry &c : cases) {
+    expectConvMatchesTheDefinition(c, 2, 24, 24, 24);
+    expectConvMatchesTheDefinition(c, 3, 40, 40, 40);
+    expectConvMatchesTheDefinition<bf16>(c, 2, 24, 24, 24);
+  }
+  // Where the library runs: noted, not required.
+  Shape sx{4, {2, 24, 16, 16}}, sw{4, {24, 1, 3, 3}}, sy{4, {2, 24, 16, 16}};
+  const int64_t strides[] = {1, 1}, pads[] = {1, 1, 1, 1}, dil[] = {1, 1};
+  std::printf("oneDNN depthwise convolution: %s\n",
+              nndetail::convLibraryFor(nndetail::ConvPass::Forward, sx, sw, sy,
+                                       strides, pads, dil, 24)
+                  ? "used"
+                  : "not available here");
+}
+
 // Small planes (at most 64 outputs) with 16 channels or more take the
 // channel-blocked depthwise weight gradient (16 channels across the lanes;
 // 37 channels: two blocks and 5 lanes of a third): against the definition

@@ -1,8 +1,9 @@
 //===- Conv.h - convolution and its gradients -----------------------------===//
 //
 // dtg.conv and its gradients (NN.h): oneDNN's primitives for 2-D float
-// convolutions of one group (ConvLibrary.h), direct kernels for depthwise
-// ones, im2col and a GEMM for the rest.
+// and bf16 convolutions of one group and depthwise ones (ConvLibrary.h),
+// direct kernels for depthwise ones oneDNN has no JIT kernel for, im2col
+// and a GEMM for the rest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -640,10 +641,8 @@ void conv(const Shape &sx, const Shape &sw, const Shape &sy, const T *x,
     return;
   }
   // float and bf16 operands go to oneDNN as they are (bf16 unwidened).
-  if (DnnlConv *library =
-          depthwise ? nullptr
-                    : convLibraryOf<T>(ConvPass::Forward, sx, sw, sy, strides,
-                                       pads, dilations, group);
+  if (DnnlConv *library = convLibraryOf<T>(ConvPass::Forward, sx, sw, sy,
+                                           strides, pads, dilations, group);
       library && library->run(x, w, ys)) {
     addBias();
     narrow(ys, sy.numel(), y);
@@ -709,10 +708,8 @@ void convInputGrad(const Shape &sg, const Shape &sw, const Shape &sx,
     narrow(xs, sx.numel(), dx);
     return;
   }
-  if (DnnlConv *library =
-          depthwise ? nullptr
-                    : convLibraryOf<T>(ConvPass::InputGrad, sx, sw, sg, strides,
-                                       pads, dilations, group);
+  if (DnnlConv *library = convLibraryOf<T>(ConvPass::InputGrad, sx, sw, sg,
+                                           strides, pads, dilations, group);
       library && library->run(g, w, xs)) {
     narrow(xs, sx.numel(), dx);
     return;
@@ -777,10 +774,8 @@ void convWeightGrad(const Shape &sg, const Shape &sx, const Shape &sw,
     narrow(wsum, size, dw);
     return;
   }
-  if (DnnlConv *library =
-          depthwise ? nullptr
-                    : convLibraryOf<T>(ConvPass::WeightGrad, sx, sw, sg,
-                                       strides, pads, dilations, group);
+  if (DnnlConv *library = convLibraryOf<T>(ConvPass::WeightGrad, sx, sw, sg,
+                                           strides, pads, dilations, group);
       library && library->run(g, x, wsum)) {
     narrow(wsum, size, dw);
     return;

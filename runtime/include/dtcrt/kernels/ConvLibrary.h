@@ -2,15 +2,18 @@
 //
 // oneDNN's convolution primitives (its JIT kernels over channel-blocked
 // layouts) for the forward pass and both gradients of 2-D float and bf16
-// convolutions with one group, for NN.h's conv, convInputGrad and
-// convWeightGrad. bf16 operands give float results (the kernels add the
-// bias and round once, as on the widened path), on CPUs with AVX512_BF16.
-// Measured on ResNet-18's and examples/cnn's shapes at one thread, reorders to
-// and from the blocked layouts included, they take 0.3-0.8x the time of im2col
-// and a GEMM (test/bench/README.md); where oneDNN has no JIT kernel (a CPU
-// without AVX2, say) or one was measured slower (the input gradient of fewer
-// than 8 channels: a 3-channel stem's 7x7 stride-2 one took 3x as long), the
-// kernels keep im2col.
+// convolutions with one group, and depthwise ones, for NN.h's conv,
+// convInputGrad and convWeightGrad. bf16 operands give float results (the
+// kernels add the bias and round once, as on the widened path), on CPUs with
+// AVX512_BF16. Measured on ResNet-18's and examples/cnn's shapes at one thread,
+// reorders to and from the blocked layouts included, they take 0.3-0.8x the
+// time of im2col and a GEMM (test/bench/README.md); where oneDNN has no JIT
+// kernel (a CPU without AVX2, say) or one was measured slower (the input
+// gradient of fewer than 8 channels: a 3-channel stem's 7x7 stride-2 one took
+// 3x as long), the kernels keep im2col. Depthwise convolutions (MobileNetV2's
+// at 64 x 64, batch 8, one thread, reorders included) take 0.2-0.3x the time of
+// Conv.h's direct kernels: for one of each of its shapes, 2.6 / 3.0 / 2.2 ms
+// -> 0.52 / 0.87 / 0.44 ms, forward / input gradient / weight gradient.
 //
 // A primitive is built once per geometry and pass and thread (oneDNN's
 // primitive descriptors take milliseconds) and kept for the process: the
@@ -48,7 +51,7 @@ class DnnlConv {
 public:
   DnnlConv(ConvPass pass, const Shape &sx, const Shape &sw, const Shape &sy,
            const int64_t *strides, const int64_t *pads,
-           const int64_t *dilations, dnnl_data_type_t in)
+           const int64_t *dilations, dnnl_data_type_t in, int64_t group = 1)
       : pass(pass) {
     if (!dnnlEngine() || !dnnlStream())
       return;
@@ -57,7 +60,15 @@ public:
     dnnl_data_type_t wType = pass == ConvPass::WeightGrad ? dnnl_f32 : in;
     dnnl_data_type_t yType = pass == ConvPass::Forward ? dnnl_f32 : in;
     dnnl_dims_t xDims = {sx.dims[0], sx.dims[1], sx.dims[2], sx.dims[3]};
+    // Groups: the weight as oneDNN's [G, F / G, C / G, KH, KW] (goihw, the
+    // same memory as OIHW).
+    int wRank = group > 1 ? 5 : 4;
     dnnl_dims_t wDims = {sw.dims[0], sw.dims[1], sw.dims[2], sw.dims[3]};
+    if (group > 1) {
+      dnnl_dims_t grouped = {group, sw.dims[0] / group, sw.dims[1], sw.dims[2],
+                             sw.dims[3]};
+      std::copy(grouped, grouped + 5, wDims);
+    }
     dnnl_dims_t yDims = {sy.dims[0], sy.dims[1], sy.dims[2], sy.dims[3]};
     dnnl_dims_t stride = {strides[0], strides[1]};
     // oneDNN counts dilation from 0 (no gaps).
@@ -66,19 +77,20 @@ public:
     dnnl_memory_desc_t xAny, wAny, yAny, xIn, wIn, yOut;
     if (dnnl_memory_desc_init_by_tag(&xIn, 4, xDims, in, dnnl_format_tag_any) !=
             dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&wIn, 4, wDims, in, dnnl_format_tag_any) !=
-            dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&wIn, wRank, wDims, in,
+                                     dnnl_format_tag_any) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&yOut, 4, yDims, dnnl_f32,
                                      dnnl_format_tag_any) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&xAny, 4, xDims, xType,
                                      dnnl_format_tag_any) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&wAny, 4, wDims, wType,
+        dnnl_memory_desc_init_by_tag(&wAny, wRank, wDims, wType,
                                      dnnl_format_tag_any) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&yAny, 4, yDims, yType,
                                      dnnl_format_tag_any) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&xPlain, 4, xDims, xType, dnnl_nchw) !=
             dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&wPlain, 4, wDims, wType, dnnl_oihw) !=
+        dnnl_memory_desc_init_by_tag(&wPlain, wRank, wDims, wType,
+                                     group > 1 ? dnnl_goihw : dnnl_oihw) !=
             dnnl_success ||
         dnnl_memory_desc_init_by_tag(&yPlain, 4, yDims, yType, dnnl_nchw) !=
             dnnl_success)
@@ -268,15 +280,16 @@ inline bool convLibraryEnabled() {
 /// This thread's primitive for the pass of a convolution of `in` operands
 /// (f32 or bf16) over x [N, C, H, W] and w [F, C/group, KH, KW] into
 /// y [N, F, OH, OW] (pads: top, left, bottom, right), or nullptr where the
-/// kernels keep im2col: the library off, not two spatial dimensions,
-/// groups, inside a parallel region (oneDNN would run on one thread), no
-/// JIT kernel, an input gradient of fewer than 8 channels, or bf16 on a
-/// CPU without AVX512_BF16.
+/// kernels keep their own: the library off, not two spatial dimensions,
+/// groups other than depthwise ones (a channel each), inside a parallel
+/// region (oneDNN would run on one thread), no JIT kernel, an input
+/// gradient of fewer than 8 channels, or bf16 on a CPU without AVX512_BF16.
 inline DnnlConv *convLibraryFor(ConvPass pass, const Shape &sx, const Shape &sw,
                                 const Shape &sy, const int64_t *strides,
                                 const int64_t *pads, const int64_t *dilations,
                                 int64_t group, dnnl_data_type_t in = dnnl_f32) {
-  if (!convLibraryEnabled() || sx.rank != 4 || group != 1 ||
+  bool depthwise = group > 1 && group == sx.dims[1] && sw.dims[1] == 1;
+  if (!convLibraryEnabled() || sx.rank != 4 || (group != 1 && !depthwise) ||
       (pass == ConvPass::InputGrad && sx.dims[1] < 8) ||
       (in == dnnl_bf16 && !dnnlHasBf16()))
     return nullptr;
@@ -305,7 +318,7 @@ inline DnnlConv *convLibraryFor(ConvPass pass, const Shape &sx, const Shape &sw,
   std::unique_ptr<DnnlConv> &entry = (*cache)[key];
   if (!entry)
     entry = std::make_unique<DnnlConv>(pass, sx, sw, sy, strides, pads,
-                                       dilations, in);
+                                       dilations, in, group);
   return entry->ok() ? entry.get() : nullptr;
 }
 
