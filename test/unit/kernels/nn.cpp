@@ -499,6 +499,43 @@ TEST(BatchNorm, Training) {
   expectClose(newVar, kBatchNormBiasedRunningVar);
 }
 
+// Planes of 10 x 10 over 3 images and 5 channels (each channel's sums in
+// 8 partial sums): against the definition in double (mean, then the
+// biased variance of the centred values), and the running statistics.
+TEST(BatchNorm, TrainingLargerPlanes) {
+  Shape sx{4, {3, 5, 10, 10}};
+  std::vector<float> x(sx.numel()), scale = {0.5f, 1.5f, -1.f, 2.f, 0.25f},
+                                    bias = {0.f, 1.f, -2.f, 0.5f, 3.f},
+                                    running(5, 0.f), ones(5, 1.f);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float((i * 7919) % 1009) / 97.0f - 5.0f + float(i % 5);
+  std::vector<float> y(x.size()), newMean(5), newVar(5);
+  batchNormTraining<float, float, float, float, float>(
+      sx, x.data(), scale.data(), bias.data(), running.data(), ones.data(),
+      1e-5, 0.9, true, y.data(), newMean.data(), newVar.data());
+  for (int64_t c = 0; c < 5; ++c) {
+    double sum = 0, squares = 0;
+    for (int64_t n = 0; n < 3; ++n)
+      for (int64_t j = 0; j < 100; ++j)
+        sum += x[(n * 5 + c) * 100 + j];
+    double mean = sum / 300;
+    for (int64_t n = 0; n < 3; ++n)
+      for (int64_t j = 0; j < 100; ++j) {
+        double d = x[(n * 5 + c) * 100 + j] - mean;
+        squares += d * d;
+      }
+    double invStd = 1 / std::sqrt(squares / 300 + 1e-5);
+    for (int64_t n = 0; n < 3; ++n)
+      for (int64_t j = 0; j < 100; ++j) {
+        int64_t i = (n * 5 + c) * 100 + j;
+        double expected = scale[c] * (x[i] - mean) * invStd + bias[c];
+        EXPECT_NEAR(y[i], expected, 1e-6 * (1 + std::fabs(expected))) << i;
+      }
+    EXPECT_NEAR(newMean[c], 0.1 * mean, 1e-6 * (1 + std::fabs(mean)));
+    EXPECT_NEAR(newVar[c], 0.9 + 0.1 * squares / 299, 1e-5);
+  }
+}
+
 // (x - mean) / sqrt(var + 1e-5) * scale + bias over [3, 4] (axis 1), scale
 // [3, 4], bias [4] broadcast.
 TEST(LayerNorm, BroadcastBias) {
