@@ -829,8 +829,10 @@ static void materialize(Group &group) {
   for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
     output.replaceUsesWithIf(
         result, [&](OpOperand &use) { return !members.count(use.getOwner()); });
+  // (A copy's original is not the group's to erase: a later group may hold
+  // it as a member; the pass erases the originals nothing reads at the end.)
   for (Operation *op : llvm::reverse(ops))
-    if (op->use_empty())
+    if (op->use_empty() && !group.copies.contains(op))
       op->erase();
 }
 
@@ -845,8 +847,17 @@ struct FusePass : public mlir::dtc::impl::FusePassBase<FusePass> {
     SmallVector<Group, 0> groups = GroupFinder(block).run();
     LLVM_DEBUG(llvm::dbgs() << "dtc-fuse: " << groups.size() << " groups in "
                             << func.getSymName() << "\n");
+    llvm::DenseSet<Operation *> copies;
+    for (Group &group : groups)
+      copies.insert(group.copies.begin(), group.copies.end());
     for (Group &group : groups)
       materialize(group);
+    // Originals of copies that nothing reads any more (every reader now in
+    // a kernel that computes its own), walking the live ops only (a later
+    // group may have erased an original it held).
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (copies.contains(&op) && !isa<dtg::FusionOp>(op) && op.use_empty())
+        op.erase();
     // Constants every reader of which now holds a copy.
     for (Operation &op : llvm::make_early_inc_range(block))
       if (isa<dtg::ConstantOp>(op) && op.use_empty())

@@ -397,3 +397,28 @@ func.func @late_user(%x: tensor<4x8xf32>, %s: tensor<f32>, %t: tensor<f32>) -> t
   %r = dtg.add %u1, %w : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// Tests a cheap producer copied into two kernels (a loop and a reduction,
+// each with a reader of it that comes before the other kernel) and held as
+// a member by a third, the matmul's whose epilogue it is: the kernels
+// that copy it leave the original to its owner (no kernel reads an op a
+// previous one erased), and the matmul's kernel returns the product they
+// read.
+// CHECK-LABEL: func.func @copy_twice
+// CHECK: %[[G:.+]] = dtg.fusion "gemm"
+// CHECK: %[[R:.+]] = dtg.fusion "reduction"(%[[G]], %{{.+}})
+// CHECK: %[[L:.+]] = dtg.fusion "loop"(%[[G]], %{{.+}}, %{{.+}}, %[[R]])
+// CHECK: return %[[L]], %[[R]]
+func.func @copy_twice(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>, %s: tensor<8xf32>, %b: tensor<16x8xf32>) -> (tensor<16x8xf32>, tensor<16x1xf32>) {
+  %m = dtg.matmul %x, %w : tensor<16x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  %p = dtg.mul %m, %s : tensor<16x8xf32>, tensor<8xf32> -> tensor<16x8xf32>
+  %u = dtg.mul %p, %b : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+  %q = dtg.mul %p, %p : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+  %r = dtg.reduce_sum %q {axes = array<i64: 1>, keepdims = true} : tensor<16x8xf32> -> tensor<16x1xf32>
+  %e = dtg.exp %r : tensor<16x1xf32>
+  %v = dtg.add %u, %p : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+  %o = dtg.mul %v, %e : tensor<16x8xf32>, tensor<16x1xf32> -> tensor<16x8xf32>
+  return %o, %e : tensor<16x8xf32>, tensor<16x1xf32>
+}
