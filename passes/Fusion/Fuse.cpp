@@ -18,6 +18,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
+#include <optional>
+
 #define DEBUG_TYPE "dtc-fuse"
 
 namespace mlir::dtc {
@@ -238,6 +240,19 @@ struct Group {
   llvm::DenseSet<Operation *> copies;
 };
 
+/// The phase an elementwise producer of `shape` takes in `group` for a
+/// consumer of phase `consumerPhase`: the epilogue at the kernel's output
+/// shape, a reduction's prologue at its input shape; none otherwise.
+std::optional<Phase> elementwisePhase(const Group &group, Phase consumerPhase,
+                                      ArrayRef<int64_t> shape) {
+  if (consumerPhase == Phase::Epilogue && shape == ArrayRef(group.shape))
+    return Phase::Epilogue;
+  if (group.kind == Kind::Reduction && consumerPhase != Phase::Epilogue &&
+      shape == ArrayRef(group.inShape))
+    return Phase::Prologue;
+  return std::nullopt;
+}
+
 /// True for an elementwise op a kernel can recompute at about the cost of
 /// reading its result: two operands, one of its own shape and the other at
 /// least 8 times smaller (broadcast along it), neither a view
@@ -410,20 +425,14 @@ bool GroupFinder::tryAdd(Group &group, Operation *producer,
   Value result = producer->getResult(0);
   ArrayRef<int64_t> shape = shapeOf(result);
   if (dtg::isFusibleElementwise(producer)) {
-    Phase phase;
-    if (consumerPhase == Phase::Epilogue && shape == ArrayRef(group.shape))
-      phase = Phase::Epilogue;
-    else if (group.kind == Kind::Reduction &&
-             consumerPhase != Phase::Epilogue &&
-             shape == ArrayRef(group.inShape))
-      phase = Phase::Prologue;
-    else
+    std::optional<Phase> phase = elementwisePhase(group, consumerPhase, shape);
+    if (!phase)
       return false;
     if (isa<dtg::MatMulOp>(consumer))
       return false; // matmul operands are inputs or views of them
-    if (!usersAllow(group, producer, phase))
+    if (!usersAllow(group, producer, *phase))
       return false;
-    group.ops.insert({producer, phase});
+    group.ops.insert({producer, *phase});
     return true;
   }
   if (consumerPhase != Phase::Epilogue || shape != ArrayRef(group.shape))
@@ -606,19 +615,11 @@ void GroupFinder::addCopies(Group &group) {
           !allTypesSupported(producer) || crossesCall(producer, group) ||
           !isCheapCopy(producer))
         continue;
-      ArrayRef<int64_t> shape = shapeOf(producer->getResult(0));
-      Phase phase;
-      if (consumerPhase == Phase::Epilogue && shape == ArrayRef(group.shape))
-        phase = Phase::Epilogue;
-      else if (group.kind == Kind::Reduction &&
-               consumerPhase != Phase::Epilogue &&
-               shape == ArrayRef(group.inShape))
-        phase = Phase::Prologue;
-      else
+      std::optional<Phase> phase = elementwisePhase(
+          group, consumerPhase, shapeOf(producer->getResult(0)));
+      if (!phase || !usersAllow(group, producer, *phase, /*copy=*/true))
         continue;
-      if (!usersAllow(group, producer, phase, /*copy=*/true))
-        continue;
-      group.ops.insert({producer, phase});
+      group.ops.insert({producer, *phase});
       group.copies.insert(producer);
       if (countInputs(group) > kMaxInputs) {
         group.ops.pop_back();
