@@ -396,9 +396,10 @@ LogicalResult batchNormTrainingGradient(Operation *op, ArrayRef<Value> grads,
       m.rsqrt(m.add(variance, m.c(bn.getEpsilon().convertToDouble())));
   // mean(g xhat) xhat = centered invStd^2 sum(g centered) / M.
   Value dscale = m.mul(sumGCentered, invStd);
-  Value meanG = m.mul(sumG, m.c(1.0 / count));
+  Value perElement = m.c(1.0 / count);
+  Value meanG = m.mul(sumG, perElement);
   Value projection =
-      m.mul(m.mul(invStd, invStd), m.mul(sumGCentered, m.c(1.0 / count)));
+      m.mul(m.mul(invStd, invStd), m.mul(sumGCentered, perElement));
   Value gain = m.mul(b.reshape(bn.getScale(), perChannel), invStd);
   Value dx = m.sub(m.sub(g, meanG), m.mul(centered, projection));
   out.push_back(m.mul(gain, dx));

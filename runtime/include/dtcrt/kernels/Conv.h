@@ -93,14 +93,6 @@ struct Planar {
   }
 };
 
-/// True for a depthwise convolution over two spatial dimensions (one input
-/// channel and one filter per group), which the direct kernels below take
-/// instead of im2col and a product per channel.
-inline bool isDepthwise2d(const Shape &sx, const Shape &sw, int64_t group) {
-  return sx.rank == 4 && group > 1 && group == sx.dims[1] &&
-         group == sw.dims[0] && sw.dims[1] == 1;
-}
-
 /// Depthwise forward: each output plane is the sum over the taps, in tap
 /// order, of the tap's weight times the input plane it reads (padding
 /// adds nothing), one output row at a time.

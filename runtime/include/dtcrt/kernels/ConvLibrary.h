@@ -268,6 +268,14 @@ private:
   std::array<int, 3> argument = {};
 };
 
+/// True for a depthwise convolution over two spatial dimensions (one input
+/// channel and one filter per group), which oneDNN (convLibraryFor) or
+/// Conv.h's direct kernels take instead of im2col and a product per channel.
+inline bool isDepthwise2d(const Shape &sx, const Shape &sw, int64_t group) {
+  return sx.rank == 4 && group > 1 && group == sx.dims[1] &&
+         group == sw.dims[0] && sw.dims[1] == 1;
+}
+
 /// True unless DTCK_CONV=im2col is set.
 inline bool convLibraryEnabled() {
   static const bool enabled = [] {
@@ -288,8 +296,8 @@ inline DnnlConv *convLibraryFor(ConvPass pass, const Shape &sx, const Shape &sw,
                                 const Shape &sy, const int64_t *strides,
                                 const int64_t *pads, const int64_t *dilations,
                                 int64_t group, dnnl_data_type_t in = dnnl_f32) {
-  bool depthwise = group > 1 && group == sx.dims[1] && sw.dims[1] == 1;
-  if (!convLibraryEnabled() || sx.rank != 4 || (group != 1 && !depthwise) ||
+  if (!convLibraryEnabled() || sx.rank != 4 ||
+      (group != 1 && !isDepthwise2d(sx, sw, group)) ||
       (pass == ConvPass::InputGrad && sx.dims[1] < 8) ||
       (in == dnnl_bf16 && !dnnlHasBf16()))
     return nullptr;
