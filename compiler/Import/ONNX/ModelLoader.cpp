@@ -8,6 +8,7 @@
 
 #include "compiler/Import/ONNX/GraphImporter.h"
 #include "compiler/Import/ONNX/ONNXImporter.h"
+#include "compiler/Import/ONNX/OpsetUpgrade.h"
 #include "compiler/Support/MappedWeights.h"
 
 #include "dialects/DTG/IR/DTGOps.h"
@@ -18,8 +19,6 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
-#include <onnx/version_converter/convert.h>
 
 #include <deque>
 
@@ -356,26 +355,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::dtc::importONNXModelFromBuffer(
   if (opset < kMinOpset) {
     if (failed(validator.checkForConverter(opset)))
       return report(kind);
-    std::optional<std::string> error;
-    try {
-      // Some adapters (Softmax 12 -> 13 among them) need their operand's
-      // rank, which older exporters left for shape inference to find. Its
-      // own failures are not fatal here: what it could not type, the
-      // converter reports by name if it needs it.
-      onnx::ShapeInferenceOptions inference;
-      inference.check_type = false;
-      inference.error_mode = 0;
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), inference);
-    } catch (...) {
-    }
-    try {
-      model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
-    } catch (const std::exception &e) {
-      error = e.what();
-    } catch (...) {
-      error = "unknown error";
-    }
+    std::optional<std::string> error = upgradeOpset(model, kMinOpset);
     if (error) {
       emitError(fileLoc, "cannot upgrade the model from opset ")
           << opset << " to " << kMinOpset << ": " << libonnxReason(*error);

@@ -131,6 +131,13 @@ def cases(out):
         [tensor_in("x", [2])], [tensor_in("y", None)],
         opsets=[helper.make_opsetid("", 6),
                 helper.make_opsetid("com.example", 1)])
+    # Gemm's B declared rank 0: opset 6's shape inference in libonnx reads
+    # B's second dimension without looking at its rank (a fuzzer's find).
+    yield "opset6-gemm-scalar-b.onnx", model(
+        [helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="gemm")],
+        [tensor_in("a", [2, 3]), tensor_in("b", []), tensor_in("c", [1])],
+        [tensor_in("y", None)],
+        opset=6)
     yield "opset6-ok.onnx", model(
         [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
         [tensor_in("x", [2]), tensor_in("w", [2])], [tensor_in("y", None)],
