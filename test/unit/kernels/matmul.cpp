@@ -155,6 +155,38 @@ TEST(MatMul, SmallProductsInOrder) {
     }
 }
 
+// A transposed right operand (attention's keys) that several groups of four
+// rows read is copied into contiguous rows per batch first: the same sums,
+// in order, as the definition in float, at one and two threads.
+TEST(MatMul, TransposedRightOperandInOrder) {
+  for (int threads : {1, 2})
+    for (int64_t n : {16, 32}) {
+      const int64_t batch = 5, m = 16, k = 12;
+      std::vector<float> a(size_t(batch * m * k)), b(size_t(batch * k * n));
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = float(std::sin(0.37 * double(i)));
+      for (size_t i = 0; i < b.size(); ++i)
+        b[i] = float(std::cos(0.23 * double(i)));
+      Shape sy{3, {batch, m, n}};
+      MatrixView va{0, {m * k}, k, 1}, vb{0, {k * n}, 1, k};
+      std::vector<float> y(size_t(batch * m * n));
+      withThreads(threads, [&] {
+        matmulView(sy, k, a.data(), va, b.data(), vb, y.data());
+      });
+      for (int64_t bi = 0; bi < batch; ++bi)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float acc = 0;
+            for (int64_t p = 0; p < k; ++p)
+              acc += a[size_t(bi * m * k + i * k + p)] *
+                     b[size_t(bi * k * n + j * k + p)];
+            ASSERT_EQ(y[size_t((bi * m + i) * n + j)], acc)
+                << threads << " threads, n " << n << " at " << bi << ", " << i
+                << ", " << j;
+          }
+    }
+}
+
 // Integer products wrap like the interpreter's: 100 + 100 + 1 is -55 in i8.
 TEST(MatMul, IntegersWrap) {
   Shape sa{2, {2, 3}}, sb{2, {3, 1}}, sy{2, {2, 1}};

@@ -631,11 +631,16 @@ TEST(Softmax, ExpNonPositive) {
 }
 
 // Short rows along the last axis go sixteen at a time across the vector
-// lanes (softmaxRowsAcross), the rows past a multiple of sixteen one by one:
-// against the definition in double for every length up to 33, with masked
-// (-inf) entries exactly 0, a row of -inf and a row holding a NaN all NaN.
+// lanes (softmaxRowsAcross), the rows past a multiple of sixteen one by one;
+// rows of 16 to 128 floats in multiples of 16 one at a time in vectors
+// (softmaxRowOfLanes): against the definition in double for every length
+// up to 33 and those, with masked (-inf) entries exactly 0, a row of -inf
+// and a row holding a NaN all NaN.
 TEST(Softmax, ShortRowsAcrossLanes) {
-  for (int64_t size = 1; size <= 33; ++size) {
+  std::vector<int64_t> sizes = {48, 64, 96, 128};
+  for (int64_t size = 1; size <= 33; ++size)
+    sizes.push_back(size);
+  for (int64_t size : sizes) {
     int64_t rows = 37;
     Shape sx{3, {rows, 1, size}};
     std::vector<float> x = ramp(sx, 37, 23, 11, 4), y(sx.numel()),

@@ -48,19 +48,25 @@ inline void matmulRowsOf(int64_t k, const T *a, int64_t aRow, int64_t aCol,
   if constexpr (std::is_same_v<T, float> && std::is_same_v<A, float> &&
                 N % 8 == 0 &&
                 std::is_same_v<BCol, std::integral_constant<int64_t, 1>>) {
-    // The same sums in vectors of 8 (GCC's vector extension): left to
-    // itself, GCC 12 packs this loop into pairs with spills (attention's 32
-    // heads of 32 x 16 x 32: 130 us, against 15-22 us so). Loaded and
-    // stored as unaligned vectors: through memcpy, GCC builds each from two
-    // 16-byte halves on the stack, and AVX2 loses the gain to
-    // store-forwarding stalls.
-    typedef float V8 __attribute__((vector_size(32)));
-    typedef float V8u __attribute__((vector_size(32), aligned(4), may_alias));
-    constexpr int W = N / 8;
-    V8 acc[kRowsAtOnce][W] = {};
+    // The same sums in vectors of 8 (GCC's vector extension), 16 where the
+    // CPU has 512-bit registers and the row fills them: left to itself, GCC
+    // 12 packs this loop into pairs with spills (attention's 32 heads of 32
+    // x 16 x 32: 130 us, against 15-22 us so). Loaded and stored as
+    // unaligned vectors: through memcpy, GCC builds each from two 16-byte
+    // halves on the stack, and AVX2 loses the gain to store-forwarding
+    // stalls.
+#ifdef __AVX512F__
+    constexpr int L = N % 16 == 0 ? 16 : 8;
+#else
+    constexpr int L = 8;
+#endif
+    typedef float V __attribute__((vector_size(L * 4)));
+    typedef float Vu __attribute__((vector_size(L * 4), aligned(4), may_alias));
+    constexpr int W = N / L;
+    V acc[kRowsAtOnce][W] = {};
     for (int64_t p = 0; p < k; ++p) {
-      const V8u *bp = reinterpret_cast<const V8u *>(b + p * bRow);
-      V8 bv[W];
+      const Vu *bp = reinterpret_cast<const Vu *>(b + p * bRow);
+      V bv[W];
       for (int w = 0; w < W; ++w)
         bv[w] = bp[w];
       for (int r = 0; r < kRowsAtOnce; ++r) {
@@ -71,7 +77,7 @@ inline void matmulRowsOf(int64_t k, const T *a, int64_t aRow, int64_t aCol,
     }
     for (int r = 0; r < kRowsAtOnce; ++r)
       for (int w = 0; w < W; ++w)
-        reinterpret_cast<V8u *>(y + r * N)[w] = acc[r][w];
+        reinterpret_cast<Vu *>(y + r * N)[w] = acc[r][w];
     return;
   }
   A acc[kRowsAtOnce][N] = {};
@@ -144,11 +150,44 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
       }
     });
   };
+  // A float right operand with strided rows (attention's keys, transposed)
+  // that several groups of rows read: each batch's matrix copied into
+  // contiguous rows once per thread, then read as above. The same sums.
+  auto fixedRowsPacked = [&](auto columns) {
+    constexpr int N = decltype(columns)::value;
+    int64_t groups = rows / kRowsAtOnce;
+    parallelFor(
+        rows * n * k, groups, [&](int64_t chunkBegin, int64_t chunkEnd) {
+          thread_local std::vector<T> packed;
+          packed.resize(k * N);
+          int64_t packedBatch = -1;
+          for (int64_t group = chunkBegin; group < chunkEnd; ++group) {
+            int64_t row = group * kRowsAtOnce, bi = row / m, i = row % m;
+            if (bi != packedBatch) {
+              const T *bMat = b + bOffset[bi];
+              for (int j = 0; j < N; ++j)
+                for (int64_t p = 0; p < k; ++p)
+                  packed[p * N + j] = bMat[p * bRow + j * bCol];
+              packedBatch = bi;
+            }
+            matmulRowsOf<N, A>(k, a + aOffset[bi] + i * aRow, aRow, aCol,
+                               packed.data(), N,
+                               std::integral_constant<int64_t, 1>(),
+                               y + row * n, widenValue, storeValue);
+          }
+        });
+  };
   auto fixedRows = [&](auto columns) {
     if (bCol == 1)
       fixedRowsStrided(columns, std::integral_constant<int64_t, 1>());
-    else
+    else if constexpr (std::is_same_v<T, float>) {
+      if (m % kRowsAtOnce == 0 && m >= 2 * kRowsAtOnce)
+        fixedRowsPacked(columns);
+      else
+        fixedRowsStrided(columns, bCol);
+    } else {
       fixedRowsStrided(columns, bCol);
+    }
   };
   switch (n) {
   case 1:

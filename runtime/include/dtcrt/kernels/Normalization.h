@@ -64,6 +64,105 @@ inline float expNonPositive(float x) {
   return x < -87.3f ? 0.0f : p * scale;
 }
 
+/// expNonPositive of every lane of `x`, in GCC's vector extension: the same
+/// operations (the floor as a truncation corrected by one below zero; a
+/// NaN, or a lane below -2^31, truncates to INT_MIN and clamps to -126 as
+/// the floor's result does), so the same bits.
+template <typename V> inline V expNonPositiveLanes(V x) {
+  typedef int32_t I __attribute__((vector_size(sizeof(V))));
+  V y = x * 1.44269504088896341f + 0.5f;
+  V truncated = __builtin_convertvector(__builtin_convertvector(y, I), V);
+  V n = truncated > y ? truncated - 1.0f : truncated;
+  V low = n > -126.0f ? n : V{} - 126.0f;
+  V c = low < 0.0f ? low : V{};
+  V r = x - c * 0.693145751953125f - c * 1.428606765330187e-06f;
+  V p = 1.0f +
+        r * (1.0f +
+             r * (0.5f +
+                  r * (1.0f / 6 +
+                       r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+  I bits = (__builtin_convertvector(c, I) + 127) << 23;
+  return x < -87.3f ? V{} : p * reinterpret_cast<V &>(bits);
+}
+
+/// Softmax (or its logarithm) of one contiguous float row of S elements (a
+/// multiple of 16) held in vectors of 16: softmaxRow's maximum and exps
+/// (the same bits), their sum in double in 8 lanes then across them, one
+/// scale. For short rows (attention's over a short sequence), where
+/// softmaxRow's loops and remainders per row cost more than the arithmetic.
+template <int S> void softmaxRowOfLanes(const float *x, float *y, bool log) {
+  typedef float V __attribute__((vector_size(64)));
+  typedef float Vu __attribute__((vector_size(64), aligned(4), may_alias));
+  typedef float H __attribute__((vector_size(32)));
+  typedef double D __attribute__((vector_size(64)));
+  constexpr int W = S / 16;
+  V v[W];
+  for (int w = 0; w < W; ++w)
+    v[w] = reinterpret_cast<const Vu *>(x)[w];
+  // NaNs skipped as in softmaxRow: a lane keeps its value unless less.
+  V lanes = v[0];
+  for (int w = 1; w < W; ++w)
+    lanes = lanes < v[w] ? v[w] : lanes;
+  // Across the lanes in a tree (a NaN may win here, where softmaxRow skips
+  // it: either way it makes the sum, so the whole row, NaN).
+  lanes = lanes < __builtin_shufflevector(lanes, lanes, 8, 9, 10, 11, 12, 13,
+                                          14, 15, 0, 1, 2, 3, 4, 5, 6, 7)
+              ? __builtin_shufflevector(lanes, lanes, 8, 9, 10, 11, 12, 13, 14,
+                                        15, 0, 1, 2, 3, 4, 5, 6, 7)
+              : lanes;
+  H half = __builtin_shufflevector(lanes, lanes, 0, 1, 2, 3, 4, 5, 6, 7);
+  H swapped = __builtin_shufflevector(half, half, 4, 5, 6, 7, 0, 1, 2, 3);
+  half = half < swapped ? swapped : half;
+  swapped = __builtin_shufflevector(half, half, 2, 3, 0, 1, 6, 7, 4, 5);
+  half = half < swapped ? swapped : half;
+  float max = half[0] < half[1] ? half[1] : half[0];
+  if (max == -std::numeric_limits<float>::infinity())
+    max = 0; // every element -inf: NaN below, as exp(-inf - -inf)
+  V e[W];
+  D sums{};
+  for (int w = 0; w < W; ++w) {
+    e[w] = expNonPositiveLanes(v[w] - max);
+    sums += __builtin_convertvector(
+        __builtin_shufflevector(e[w], e[w], 0, 1, 2, 3, 4, 5, 6, 7), D);
+    sums += __builtin_convertvector(
+        __builtin_shufflevector(e[w], e[w], 8, 9, 10, 11, 12, 13, 14, 15), D);
+  }
+  typedef double Q __attribute__((vector_size(32)));
+  Q quarter = __builtin_shufflevector(sums, sums, 0, 1, 2, 3) +
+              __builtin_shufflevector(sums, sums, 4, 5, 6, 7);
+  double sum = (quarter[0] + quarter[2]) + (quarter[1] + quarter[3]);
+  if (log) {
+    float logSum = static_cast<float>(std::log(sum));
+    for (int w = 0; w < W; ++w)
+      reinterpret_cast<Vu *>(y)[w] = (v[w] - max) - logSum;
+    return;
+  }
+  float scale = static_cast<float>(1.0 / sum);
+  for (int w = 0; w < W; ++w)
+    reinterpret_cast<Vu *>(y)[w] = e[w] * scale;
+}
+
+/// Calls softmaxRowOfLanes<size>(row, ...) for each row where `size` is one
+/// of its sizes; false otherwise.
+template <typename Rows> bool forRowsOfLanes(int64_t size, Rows rows) {
+  switch (size) {
+  case 16:
+    return rows(std::integral_constant<int, 16>()), true;
+  case 32:
+    return rows(std::integral_constant<int, 32>()), true;
+  case 48:
+    return rows(std::integral_constant<int, 48>()), true;
+  case 64:
+    return rows(std::integral_constant<int, 64>()), true;
+  case 96:
+    return rows(std::integral_constant<int, 96>()), true;
+  case 128:
+    return rows(std::integral_constant<int, 128>()), true;
+  default:
+    return false;
+  }
+}
+
 /// Softmax (or its logarithm) of one contiguous row of a 16- or 32-bit float
 /// tensor: the maximum, one exp per element kept in `e` while summing (in
 /// double), then one scale. Float arithmetic: within a few float ulps of
@@ -170,6 +269,18 @@ void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
   int64_t outer = numelOf(sx, 0, int(axis)), size = sx.dims[axis];
   int64_t inner = numelOf(sx, int(axis) + 1, sx.rank);
   if constexpr (!std::is_same_v<T, double>) {
+    if (inner == 1 && std::is_same_v<T, float> &&
+        forRowsOfLanes(size, [&](auto fixed) {
+          constexpr int S = decltype(fixed)::value;
+          parallelFor(outer * size, outer,
+                      [&](int64_t chunkBegin, int64_t chunkEnd) {
+                        for (int64_t o = chunkBegin; o < chunkEnd; ++o)
+                          softmaxRowOfLanes<S>(
+                              reinterpret_cast<const float *>(x) + o * S,
+                              reinterpret_cast<float *>(y) + o * S, log);
+                      });
+        }))
+      return;
     if (inner == 1) {
       // Rows along the last axis: contiguous, in float; short ones
       // kRowLanes at a time across the lanes, the rest one by one.
