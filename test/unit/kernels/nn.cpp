@@ -683,6 +683,45 @@ TEST(Softmax, ShortRowsAcrossLanes) {
   }
 }
 
+// bf16 rows of 16 to 128 in vectors (softmaxRowOfLanes widens and rounds
+// each lane): against the definition in double on the bf16 inputs, within
+// one bf16 rounding (2^-8 relative, and float arithmetic); masked entries
+// exactly 0 (softmax) and -inf (log-softmax).
+TEST(Softmax, BFloat16RowsOfLanes) {
+  for (int64_t size : {16, 32, 64, 128}) {
+    int64_t rows = 9;
+    Shape sx{2, {rows, size}};
+    std::vector<bf16> x = ramp<bf16>(sx, 37, 23, 11, 4), y(sx.numel()),
+                      ly(sx.numel());
+    for (int64_t r = 0; r < rows; r += 2)
+      x[r * size + (r % size)] = bf16(-INFINITY);
+    softmax<bf16>(sx, x.data(), 1, y.data());
+    logSoftmax<bf16>(sx, x.data(), 1, ly.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      double max = -INFINITY, sum = 0;
+      for (int64_t a = 0; a < size; ++a)
+        max = std::max(max, double(float(x[r * size + a])));
+      for (int64_t a = 0; a < size; ++a)
+        sum += std::exp(double(float(x[r * size + a])) - max);
+      for (int64_t a = 0; a < size; ++a) {
+        double v = double(float(x[r * size + a]));
+        float got = y[r * size + a], gotLog = ly[r * size + a];
+        if (std::isinf(v)) {
+          ASSERT_EQ(got, 0.0f) << size << ": row " << r;
+          ASSERT_EQ(gotLog, -INFINITY) << size << ": row " << r;
+          continue;
+        }
+        double want = std::exp(v - max) / sum,
+               wantLog = (v - max) - std::log(sum);
+        ASSERT_NEAR(got, want, want / 200)
+            << size << ": row " << r << ", " << a;
+        ASSERT_NEAR(gotLog, wantLog, std::max(1e-6, std::fabs(wantLog) / 200))
+            << size << ": row " << r << ", " << a;
+      }
+    }
+  }
+}
+
 // Softmax along the last axis (the float row path) of long rows with masked
 // (-inf) entries, against the definition in double: masked entries are
 // exactly 0, the others within 1e-6 relative; a row holding a NaN is NaN.

@@ -85,20 +85,52 @@ template <typename V> inline V expNonPositiveLanes(V x) {
   return x < -87.3f ? V{} : p * reinterpret_cast<V &>(bits);
 }
 
-/// Softmax (or its logarithm) of one contiguous float row of S elements (a
-/// multiple of 16) held in vectors of 16: softmaxRow's maximum and exps
-/// (the same bits), their sum in double in 8 lanes then across them, one
-/// scale. For short rows (attention's over a short sequence), where
-/// softmaxRow's loops and remainders per row cost more than the arithmetic.
-template <int S> void softmaxRowOfLanes(const float *x, float *y, bool log) {
-  typedef float V __attribute__((vector_size(64)));
+/// 16 consecutive floats or bf16s as a vector of floats, and back (bf16
+/// rounded as its constructor rounds: to nearest even, NaN quiet).
+typedef float Lanes16 __attribute__((vector_size(64)));
+template <typename T> inline Lanes16 loadLanes(const T *x) {
   typedef float Vu __attribute__((vector_size(64), aligned(4), may_alias));
+  typedef uint16_t Hu __attribute__((vector_size(32), aligned(2), may_alias));
+  typedef uint32_t U __attribute__((vector_size(64)));
+  if constexpr (std::is_same_v<T, float>) {
+    return *reinterpret_cast<const Vu *>(x);
+  } else {
+    static_assert(std::is_same_v<T, bf16>);
+    U wide = __builtin_convertvector(*reinterpret_cast<const Hu *>(x), U) << 16;
+    return reinterpret_cast<Lanes16 &>(wide);
+  }
+}
+template <typename T> inline void storeLanes(T *y, Lanes16 v) {
+  typedef float Vu __attribute__((vector_size(64), aligned(4), may_alias));
+  typedef uint16_t H __attribute__((vector_size(32)));
+  typedef uint16_t Hu __attribute__((vector_size(32), aligned(2), may_alias));
+  typedef uint32_t U __attribute__((vector_size(64)));
+  if constexpr (std::is_same_v<T, float>) {
+    *reinterpret_cast<Vu *>(y) = v;
+  } else {
+    static_assert(std::is_same_v<T, bf16>);
+    U u = reinterpret_cast<U &>(v);
+    U rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+    U quietNaN = (u >> 16) | 0x40;
+    U bits = (u & 0x7fffffff) > 0x7f800000 ? quietNaN : rounded;
+    *reinterpret_cast<Hu *>(y) = __builtin_convertvector(bits, H);
+  }
+}
+
+/// Softmax (or its logarithm) of one contiguous float or bf16 row of S
+/// elements (a multiple of 16) held in vectors of 16 floats: softmaxRow's
+/// maximum and exps (the same bits), their sum in double in 8 lanes then across
+/// them, one scale. For short rows (attention's over a short sequence), where
+/// softmaxRow's loops and remainders per row cost more than the arithmetic.
+template <int S, typename T>
+void softmaxRowOfLanes(const T *x, T *y, bool log) {
+  typedef Lanes16 V;
   typedef float H __attribute__((vector_size(32)));
   typedef double D __attribute__((vector_size(64)));
   constexpr int W = S / 16;
   V v[W];
   for (int w = 0; w < W; ++w)
-    v[w] = reinterpret_cast<const Vu *>(x)[w];
+    v[w] = loadLanes(x + 16 * w);
   // NaNs skipped as in softmaxRow: a lane keeps its value unless less.
   V lanes = v[0];
   for (int w = 1; w < W; ++w)
@@ -134,12 +166,12 @@ template <int S> void softmaxRowOfLanes(const float *x, float *y, bool log) {
   if (log) {
     float logSum = static_cast<float>(std::log(sum));
     for (int w = 0; w < W; ++w)
-      reinterpret_cast<Vu *>(y)[w] = (v[w] - max) - logSum;
+      storeLanes(y + 16 * w, (v[w] - max) - logSum);
     return;
   }
   float scale = static_cast<float>(1.0 / sum);
   for (int w = 0; w < W; ++w)
-    reinterpret_cast<Vu *>(y)[w] = e[w] * scale;
+    storeLanes(y + 16 * w, e[w] * scale);
 }
 
 /// Calls softmaxRowOfLanes<size>(row, ...) for each row where `size` is one
@@ -269,18 +301,16 @@ void softmaxImpl(const Shape &sx, const T *x, int64_t axis, bool log, T *y) {
   int64_t outer = numelOf(sx, 0, int(axis)), size = sx.dims[axis];
   int64_t inner = numelOf(sx, int(axis) + 1, sx.rank);
   if constexpr (!std::is_same_v<T, double>) {
-    if (inner == 1 && std::is_same_v<T, float> &&
-        forRowsOfLanes(size, [&](auto fixed) {
-          constexpr int S = decltype(fixed)::value;
-          parallelFor(outer * size, outer,
-                      [&](int64_t chunkBegin, int64_t chunkEnd) {
-                        for (int64_t o = chunkBegin; o < chunkEnd; ++o)
-                          softmaxRowOfLanes<S>(
-                              reinterpret_cast<const float *>(x) + o * S,
-                              reinterpret_cast<float *>(y) + o * S, log);
-                      });
-        }))
-      return;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>)
+      if (inner == 1 && forRowsOfLanes(size, [&](auto fixed) {
+            constexpr int S = decltype(fixed)::value;
+            parallelFor(outer * size, outer,
+                        [&](int64_t chunkBegin, int64_t chunkEnd) {
+                          for (int64_t o = chunkBegin; o < chunkEnd; ++o)
+                            softmaxRowOfLanes<S>(x + o * S, y + o * S, log);
+                        });
+          }))
+        return;
     if (inner == 1) {
       // Rows along the last axis: contiguous, in float; short ones
       // kRowLanes at a time across the lanes, the rest one by one.
