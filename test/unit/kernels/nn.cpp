@@ -547,13 +547,13 @@ TEST(LayerNorm, BroadcastBias) {
   expectClose(y, kLayerNorm);
 }
 
-// Rows normalized 8 at a time (their sums interleaved) give the bits of
-// the definition, row by row: sums in double in order, then
-// (x - mean) * invStd * scale + bias rounded once; 21 rows (two groups of 8
-// and 5 alone), with and without a bias, scale and bias of the row's shape
-// (read in place) and broadcast.
+// Rows normalized 32 or 8 at a time (their sums interleaved) give the bits
+// of the definition, row by row: sums in double in order, then
+// (x - mean) * invStd * scale + bias rounded once; 77 rows (two groups of
+// 32 read in 8 x 8 blocks, one of 8 and 5 alone), with and without a bias,
+// scale and bias of the row's shape (read in place) and broadcast.
 TEST(LayerNorm, RowsTogetherSameBits) {
-  const int64_t rows = 21, n = 37;
+  const int64_t rows = 77, n = 37;
   Shape sx{2, {rows, n}}, sv{1, {n}}, s1{1, {1}};
   std::vector<float> x = ramp(sx, 37, 23, 11, 0.37f), s = ramp(sv, 7, 5, 2, 2);
   std::vector<float> b = ramp(sv, 3, 5, 1, 4), one = {1.5f};

@@ -69,27 +69,31 @@ TEST(ReductionTest, SumAccumulatesInDouble) {
   }
 }
 
-// A BatchNorm gradient's sums (over axes 0 and 2, per channel): 19 results,
-// two groups of eight interleaved and three alone, each the sequential sum
-// in double of its elements in order, rounded once; at 1 and 2 threads.
+// A BatchNorm gradient's sums (over axes 0 and 2, per channel), each the
+// sequential sum in double of its elements in order, rounded once, at 1 and
+// 2 threads: 19 results (two groups of eight interleaved and three alone)
+// and 267 (eight groups of 32 whose runs are transposed in blocks of 8 x 8,
+// one of eight, three alone).
 TEST(ReductionTest, PerChannelSumsInOrder) {
-  Shape in{3, {3, 19, 37}}, kept{3, {1, 19, 1}};
-  std::vector<float> x(in.numel());
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = float((i * 7919) % 1009) / 97.0f - 5.0f + 1e-7f * float(i % 13);
-  for (int threads : {1, 2}) {
-    omp_set_num_threads(threads);
-    std::vector<float> y(19), mean(19);
-    dtck::reduceSum(in, kept, x.data(), y.data());
-    dtck::reduceMean(in, kept, x.data(), mean.data());
-    for (int64_t c = 0; c < 19; ++c) {
-      double sum = 0;
-      for (int64_t n = 0; n < 3; ++n)
-        for (int64_t j = 0; j < 37; ++j)
-          sum += double(x[(n * 19 + c) * 37 + j]);
-      EXPECT_EQ(y[c], float(sum)) << c << ", " << threads << " threads";
-      EXPECT_EQ(mean[c], float(sum / 111))
-          << c << ", " << threads << " threads";
+  for (int64_t channels : {19, 267}) {
+    Shape in{3, {3, channels, 37}}, kept{3, {1, channels, 1}};
+    std::vector<float> x(in.numel());
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float((i * 7919) % 1009) / 97.0f - 5.0f + 1e-7f * float(i % 13);
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      std::vector<float> y(channels), mean(channels);
+      dtck::reduceSum(in, kept, x.data(), y.data());
+      dtck::reduceMean(in, kept, x.data(), mean.data());
+      for (int64_t c = 0; c < channels; ++c) {
+        double sum = 0;
+        for (int64_t n = 0; n < 3; ++n)
+          for (int64_t j = 0; j < 37; ++j)
+            sum += double(x[(n * channels + c) * 37 + j]);
+        EXPECT_EQ(y[c], float(sum)) << c << ", " << threads << " threads";
+        EXPECT_EQ(mean[c], float(sum / 111))
+            << c << ", " << threads << " threads";
+      }
     }
   }
   omp_set_num_threads(1);

@@ -331,6 +331,73 @@ inline void parallelFor(int64_t work, int64_t count, const Range &range) {
   detail::callRange(range, int64_t(0), count);
 }
 
+#ifndef __CUDACC__
+/// Eight columns of eight float rows: `column[c]` holds element j0 + c of
+/// rows[0..7], the 8 x 8 block transposed in registers (three rounds of
+/// shuffles, as in a textbook AVX transpose). Where eight rows are reduced
+/// together each in its own order, their elements at one place are then
+/// one vector instead of eight loads from eight rows.
+typedef float Floats8 __attribute__((vector_size(32)));
+inline void columnsOf8Rows(const float *const *rows, int64_t j0,
+                           Floats8 *column) {
+  typedef float Unaligned8
+      __attribute__((vector_size(32), aligned(4), may_alias));
+  Floats8 r[8], t[8], u[8];
+  for (int k = 0; k < 8; ++k)
+    r[k] = *reinterpret_cast<const Unaligned8 *>(rows[k] + j0);
+  // Pairs of rows interleaved: t[k] columns 0 1 4 5, t[k + 1] 2 3 6 7.
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] =
+        __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  // Four rows: u[k + c] columns c and c + 4 of rows k..k+3.
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 1] =
+        __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    u[k + 2] =
+        __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 3] =
+        __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+  }
+  for (int c = 0; c < 4; ++c) {
+    column[c] =
+        __builtin_shufflevector(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    column[c + 4] =
+        __builtin_shufflevector(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+#endif
+
+/// Calls visit(at) for the places j = 0, 1, ..., count - 1 in order, at(k)
+/// = rows[k][j] for k < W: W results reduced together, each in its own
+/// order. Float rows go 8 places at a time through columnsOf8Rows where W
+/// is a multiple of 8; the rest one place at a time.
+template <int64_t W, typename T, typename Visit>
+inline void forPlacesOfRows(const T *const *rows, int64_t count, Visit visit) {
+  int64_t j = 0;
+#ifndef __CUDACC__
+  if constexpr (std::is_same_v<T, float> && W % 8 == 0) {
+    for (; j + 8 <= count; j += 8) {
+      Floats8 at[8][W / 8];
+      for (int64_t b = 0; b < W / 8; ++b) {
+        Floats8 column[8];
+        columnsOf8Rows(rows + 8 * b, j, column);
+        for (int c = 0; c < 8; ++c)
+          at[c][b] = column[c];
+      }
+      for (int c = 0; c < 8; ++c) {
+        const float *values = reinterpret_cast<const float *>(at[c]);
+        visit([values](int64_t k) { return values[k]; });
+      }
+    }
+  }
+#endif
+  for (; j < count; ++j)
+    visit([rows, j](int64_t k) { return rows[k][j]; });
+}
+
 } // namespace dtck
 
 #endif // DTCRT_KERNELS_COMMON_H

@@ -68,7 +68,7 @@ inline float expNonPositive(float x) {
 /// operations (the floor as a truncation corrected by one below zero; a
 /// NaN, or a lane below -2^31, truncates to INT_MIN and clamps to -126 as
 /// the floor's result does), so the same bits.
-template <typename V> inline V expNonPositiveLanes(V x) {
+template <typename V> inline void expNonPositiveLanes(const V &x, V &result) {
   typedef int32_t I __attribute__((vector_size(sizeof(V))));
   V y = x * 1.44269504088896341f + 0.5f;
   V truncated = __builtin_convertvector(__builtin_convertvector(y, I), V);
@@ -82,25 +82,28 @@ template <typename V> inline V expNonPositiveLanes(V x) {
                   r * (1.0f / 6 +
                        r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
   I bits = (__builtin_convertvector(c, I) + 127) << 23;
-  return x < -87.3f ? V{} : p * reinterpret_cast<V &>(bits);
+  result = x < -87.3f ? V{} : p * __builtin_bit_cast(V, bits);
 }
 
 /// 16 consecutive floats or bf16s as a vector of floats, and back (bf16
-/// rounded as its constructor rounds: to nearest even, NaN quiet).
+/// rounded as its constructor rounds: to nearest even, NaN quiet). Vectors
+/// go by reference, here and in expNonPositiveLanes: a 64-byte vector by
+/// value is passed differently with and without AVX-512, and these inline
+/// functions are compiled into objects built with either.
 typedef float Lanes16 __attribute__((vector_size(64)));
-template <typename T> inline Lanes16 loadLanes(const T *x) {
+template <typename T> inline void loadLanes(const T *x, Lanes16 &v) {
   typedef float Vu __attribute__((vector_size(64), aligned(4), may_alias));
   typedef uint16_t Hu __attribute__((vector_size(32), aligned(2), may_alias));
   typedef uint32_t U __attribute__((vector_size(64)));
   if constexpr (std::is_same_v<T, float>) {
-    return *reinterpret_cast<const Vu *>(x);
+    v = *reinterpret_cast<const Vu *>(x);
   } else {
     static_assert(std::is_same_v<T, bf16>);
     U wide = __builtin_convertvector(*reinterpret_cast<const Hu *>(x), U) << 16;
-    return reinterpret_cast<Lanes16 &>(wide);
+    v = __builtin_bit_cast(Lanes16, wide);
   }
 }
-template <typename T> inline void storeLanes(T *y, Lanes16 v) {
+template <typename T> inline void storeLanes(T *y, const Lanes16 &v) {
   typedef float Vu __attribute__((vector_size(64), aligned(4), may_alias));
   typedef uint16_t H __attribute__((vector_size(32)));
   typedef uint16_t Hu __attribute__((vector_size(32), aligned(2), may_alias));
@@ -109,7 +112,7 @@ template <typename T> inline void storeLanes(T *y, Lanes16 v) {
     *reinterpret_cast<Vu *>(y) = v;
   } else {
     static_assert(std::is_same_v<T, bf16>);
-    U u = reinterpret_cast<U &>(v);
+    U u = __builtin_bit_cast(U, v);
     U rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
     U quietNaN = (u >> 16) | 0x40;
     U bits = (u & 0x7fffffff) > 0x7f800000 ? quietNaN : rounded;
@@ -130,7 +133,7 @@ void softmaxRowOfLanes(const T *x, T *y, bool log) {
   constexpr int W = S / 16;
   V v[W];
   for (int w = 0; w < W; ++w)
-    v[w] = loadLanes(x + 16 * w);
+    loadLanes(x + 16 * w, v[w]);
   // NaNs skipped as in softmaxRow: a lane keeps its value unless less.
   V lanes = v[0];
   for (int w = 1; w < W; ++w)
@@ -153,7 +156,7 @@ void softmaxRowOfLanes(const T *x, T *y, bool log) {
   V e[W];
   D sums{};
   for (int w = 0; w < W; ++w) {
-    e[w] = expNonPositiveLanes(v[w] - max);
+    expNonPositiveLanes(V(v[w] - max), e[w]);
     sums += __builtin_convertvector(
         __builtin_shufflevector(e[w], e[w], 0, 1, 2, 3, 4, 5, 6, 7), D);
     sums += __builtin_convertvector(
@@ -166,12 +169,12 @@ void softmaxRowOfLanes(const T *x, T *y, bool log) {
   if (log) {
     float logSum = static_cast<float>(std::log(sum));
     for (int w = 0; w < W; ++w)
-      storeLanes(y + 16 * w, (v[w] - max) - logSum);
+      storeLanes(y + 16 * w, V((v[w] - max) - logSum));
     return;
   }
   float scale = static_cast<float>(1.0 / sum);
   for (int w = 0; w < W; ++w)
-    storeLanes(y + 16 * w, e[w] * scale);
+    storeLanes(y + 16 * w, V(e[w] * scale));
 }
 
 /// Calls softmaxRowOfLanes<size>(row, ...) for each row where `size` is one
@@ -478,47 +481,59 @@ void layerNorm(const Shape &sx, const Shape &sscale, const Shape &sbias,
   bool direct = true;
   for (int64_t j = 0; j < inner; ++j)
     direct = direct && scaleIndex[j] == j && biasIndex[j] == j;
-  // Rows go 8 at a time with their sums interleaved: each row sums in its
-  // own order (the same bits), and the independent chains overlap instead
-  // of each addition waiting for the one before.
-  constexpr int64_t kWays = 8;
+  // Rows go 8 (float rows 32) at a time with their sums interleaved
+  // (forPlacesOfRows): each row sums in its own order (the same bits), and
+  // the independent chains overlap instead of each addition waiting for
+  // the one before.
+  auto normalizeRows = [&](auto waysConstant, int64_t o0) {
+    constexpr int64_t W = decltype(waysConstant)::value;
+    const T *rows[W];
+    for (int64_t k = 0; k < W; ++k)
+      rows[k] = x + (o0 + k) * inner;
+    double sums[W] = {}, means[W], squares[W] = {};
+    forPlacesOfRows<W>(rows, inner, [&](auto at) {
+      for (int64_t k = 0; k < W; ++k)
+        sums[k] += toDouble(at(k));
+    });
+    for (int64_t k = 0; k < W; ++k)
+      means[k] = sums[k] / static_cast<double>(inner);
+    forPlacesOfRows<W>(rows, inner, [&](auto at) {
+      for (int64_t k = 0; k < W; ++k) {
+        double d = toDouble(at(k)) - means[k];
+        squares[k] += d * d;
+      }
+    });
+    for (int64_t k = 0; k < W; ++k) {
+      const T *row = rows[k];
+      T *out = y + (o0 + k) * inner;
+      double mean = means[k];
+      double invStd =
+          1.0 / std::sqrt(squares[k] / static_cast<double>(inner) + epsilon);
+      if (direct && bias) {
+        for (int64_t j = 0; j < inner; ++j)
+          out[j] =
+              store<T>((toDouble(row[j]) - mean) * invStd * toDouble(scale[j]) +
+                       toDouble(bias[j]));
+        continue;
+      }
+      for (int64_t j = 0; j < inner; ++j) {
+        double value =
+            (toDouble(row[j]) - mean) * invStd * toDouble(scale[scaleIndex[j]]);
+        if (bias)
+          value += toDouble(bias[biasIndex[j]]);
+        out[j] = store<T>(value);
+      }
+    }
+    return o0 + W;
+  };
   parallelFor(sx.numel(), outer, [&](int64_t chunkBegin, int64_t chunkEnd) {
     for (int64_t o0 = chunkBegin; o0 < chunkEnd;) {
-      int64_t ways = chunkEnd - o0 >= kWays ? kWays : 1;
-      const T *rows = x + o0 * inner;
-      double sums[kWays] = {}, means[kWays], squares[kWays] = {};
-      for (int64_t j = 0; j < inner; ++j)
-        for (int64_t k = 0; k < ways; ++k)
-          sums[k] += toDouble(rows[k * inner + j]);
-      for (int64_t k = 0; k < ways; ++k)
-        means[k] = sums[k] / static_cast<double>(inner);
-      for (int64_t j = 0; j < inner; ++j)
-        for (int64_t k = 0; k < ways; ++k) {
-          double d = toDouble(rows[k * inner + j]) - means[k];
-          squares[k] += d * d;
-        }
-      for (int64_t k = 0; k < ways; ++k) {
-        const T *row = rows + k * inner;
-        T *out = y + (o0 + k) * inner;
-        double mean = means[k];
-        double invStd =
-            1.0 / std::sqrt(squares[k] / static_cast<double>(inner) + epsilon);
-        if (direct && bias) {
-          for (int64_t j = 0; j < inner; ++j)
-            out[j] = store<T>((toDouble(row[j]) - mean) * invStd *
-                                  toDouble(scale[j]) +
-                              toDouble(bias[j]));
-          continue;
-        }
-        for (int64_t j = 0; j < inner; ++j) {
-          double value = (toDouble(row[j]) - mean) * invStd *
-                         toDouble(scale[scaleIndex[j]]);
-          if (bias)
-            value += toDouble(bias[biasIndex[j]]);
-          out[j] = store<T>(value);
-        }
-      }
-      o0 += ways;
+      if (std::is_same_v<T, float> && inner >= 8 && chunkEnd - o0 >= 32)
+        o0 = normalizeRows(std::integral_constant<int64_t, 32>(), o0);
+      else if (chunkEnd - o0 >= 8)
+        o0 = normalizeRows(std::integral_constant<int64_t, 8>(), o0);
+      else
+        o0 = normalizeRows(std::integral_constant<int64_t, 1>(), o0);
     }
   });
 }

@@ -115,29 +115,54 @@ inline void reduceNest(const Shape &in, const Shape &kept, const T *x,
     // its own order (the same bits), and the independent chains overlap
     // instead of each step waiting for the one before (a BatchNorm
     // gradient's per-channel sums).
-    constexpr int64_t kWays = 8;
     int64_t runs = reducedNest.count();
-    int64_t groups = outCount / kWays;
-    parallelFor(groups * kWays * runs * inner, groups,
-                [&](int64_t chunkBegin, int64_t chunkEnd) {
-                  for (int64_t g = chunkBegin; g < chunkEnd; ++g) {
-                    int64_t r0 = g * kWays;
-                    State s[kWays];
-                    const T *p[kWays];
-                    for (int64_t k = 0; k < kWays; ++k) {
-                      s[k] = init(r0 + k);
-                      p[k] = x + keptNest.offsetOf(r0 + k);
+    // Groups of W results from `first` on; returns the first result after.
+    auto inGroupsOf = [&](auto waysConstant, int64_t first,
+                          int64_t groups) -> int64_t {
+      constexpr int64_t W = decltype(waysConstant)::value;
+      parallelFor(groups * W * runs * inner, groups,
+                  [&](int64_t chunkBegin, int64_t chunkEnd) {
+                    for (int64_t g = chunkBegin; g < chunkEnd; ++g) {
+                      int64_t r0 = first + g * W;
+                      State s[W];
+                      const T *p[W];
+                      for (int64_t k = 0; k < W; ++k) {
+                        s[k] = init(r0 + k);
+                        p[k] = x + keptNest.offsetOf(r0 + k);
+                      }
+                      Odometer walk = reducedNest;
+                      for (int64_t q = 0; q < runs; ++q, walk.next()) {
+                        if constexpr (W == 32) {
+                          const T *rows[W];
+                          for (int64_t k = 0; k < W; ++k)
+                            rows[k] = p[k] + walk.offset;
+                          forPlacesOfRows<W>(rows, inner, [&](auto at) {
+                            for (int64_t k = 0; k < W; ++k)
+                              s[k] = step(r0 + k, s[k], at(k));
+                          });
+                        } else {
+                          for (int64_t j = 0; j < inner; ++j)
+                            for (int64_t k = 0; k < W; ++k)
+                              s[k] = step(r0 + k, s[k], p[k][walk.offset + j]);
+                        }
+                      }
+                      for (int64_t k = 0; k < W; ++k)
+                        finish(r0 + k, s[k]);
                     }
-                    Odometer walk = reducedNest;
-                    for (int64_t q = 0; q < runs; ++q, walk.next())
-                      for (int64_t j = 0; j < inner; ++j)
-                        for (int64_t k = 0; k < kWays; ++k)
-                          s[k] = step(r0 + k, s[k], p[k][walk.offset + j]);
-                    for (int64_t k = 0; k < kWays; ++k)
-                      finish(r0 + k, s[k]);
-                  }
-                });
-    int64_t done = groups * kWays;
+                  });
+      return first + groups * W;
+    };
+    int64_t done = 0;
+    // Float results 32 at a time where forPlacesOfRows transposes their
+    // runs (a run of 8 or more): four vectors of sums in flight. Only where
+    // there are 8 such groups or more: fewer would leave threads idle (96
+    // channels are 3 groups of 32, or 12 of 8).
+    if constexpr (std::is_same_v<T, float>)
+      if (inner >= 8 && outCount >= 8 * 32)
+        done =
+            inGroupsOf(std::integral_constant<int64_t, 32>(), 0, outCount / 32);
+    done = inGroupsOf(std::integral_constant<int64_t, 8>(), done,
+                      (outCount - done) / 8);
     parallelFor((outCount - done) * runs * inner, outCount - done,
                 [&](int64_t chunkBegin, int64_t chunkEnd) {
                   for (int64_t r = done + chunkBegin; r < done + chunkEnd;
