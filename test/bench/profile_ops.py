@@ -19,6 +19,7 @@ OpenMP's fork/join costs more than it gains). OUTDIR itself is not changed.
 
 import argparse
 import collections
+import json
 import os
 import re
 import shutil
@@ -245,6 +246,48 @@ def category(op):
     return "elementwise (%s)" % "add/mul/sub/div/cast/gelu/..."
 
 
+def product_flops(op, call):
+    """Floating-point operations of one call of a product (2 M N K), from
+    the call's label: a fused gemm kernel's "[AxBxC] k=K", a matmul's or
+    gemm's operand shapes; None for anything else (convolutions are not
+    counted)."""
+    dims = lambda text: [int(d) for d in text.split("x") if d]
+    kind = op[len("dtg."):]
+    if kind == "fusion:gemm":
+        m = re.search(r"\[([\dx]+)\] k=(\d+)", call)
+        if m:
+            n = 1
+            for d in dims(m.group(1)):
+                n *= d
+            return 2 * n * int(m.group(2))
+        return None
+    shapes = [dims(x) for x in re.findall(r"\[([\dx]+)\]", call)]
+    if kind == "matmul" and len(shapes) >= 3 and shapes[0]:
+        n = 1
+        for d in shapes[-1]:
+            n *= d
+        return 2 * n * shapes[0][-1]
+    if kind == "gemm" and len(shapes) >= 3 and len(shapes[-1]) == 2:
+        rows, cols = shapes[-1]
+        a = 1
+        for d in shapes[0]:
+            a *= d
+        return 2 * rows * cols * (a // rows) if rows else None
+    return None
+
+
+def calibrated_peak(threads):
+    """`dtc calibrate --threads N`'s GEMM peak (FLOP/s), or None."""
+    dtc = os.path.join(ROOT, "build", "bin", "dtc")
+    try:
+        out = subprocess.run([dtc, "calibrate", "--threads", str(threads)],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True, timeout=120).stdout
+        return float(json.loads(out)["peak_gemm_flops"])
+    except (OSError, ValueError, KeyError, subprocess.SubprocessError):
+        return None
+
+
 def report(kernels, runs, threads, top):
     """Prints the tables; runs[i] = (steps, step_ns, per_kernel) for
     threads[i]."""
@@ -302,6 +345,25 @@ def report(kernels, runs, threads, top):
         rows, last = table(title, groups)
         for label, ids in rows[:limit]:
             line(label, ids, last)
+
+    # The products' achieved FLOP/s against the calibrated GEMM peak.
+    flops, ids = 0, []
+    for k in kernels:
+        per_call = product_flops(k.op, k.call) if k.index in calls else None
+        if per_call:
+            flops += per_call * calls[k.index]
+            ids.append(k.index)
+    if flops:
+        print("\nproducts (matmul, gemm, fused gemm kernels; convolutions "
+              "not counted): %.3f GFLOP a step" % (flops / 1e9))
+        for t, run in zip(threads, ms):
+            seconds = sum(run.get(i, 0) for i in ids) * scale / 1e9
+            peak = calibrated_peak(t)
+            rate = flops / seconds if seconds else 0
+            print("  %d thr: %.2f %s in them, %.1f GFLOP/s%s" % (
+                t, seconds * 1e9 / scale, unit, rate / 1e9,
+                " = %.0f%% of `dtc calibrate --threads %d`'s %.1f" % (
+                    100 * rate / peak, t, peak / 1e9) if peak else ""))
 
 
 def main(argv=None):
