@@ -29,6 +29,8 @@ using namespace mlir::dtc;
 namespace {
 constexpr char kModelTag = 'M';
 constexpr char kErrorTag = 'E';
+/// How long the child may take (a large model's upgrade takes seconds).
+constexpr unsigned kSecondsAllowed = 600;
 } // namespace
 
 /// libonnx's work: shape inference (its own failures are not fatal: what it
@@ -93,6 +95,9 @@ static void readAll(int fd, std::string &data) {
   // no fuzzer artifact from inherited handlers.
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGALRM})
     std::signal(sig, SIG_DFL);
+  // A converter that never finishes is stopped too (the default action of
+  // SIGALRM ends the process).
+  ::alarm(kSecondsAllowed);
   bool sent = writeAll(fd, upgradeInProcess(model, opset));
   ::_exit(sent ? 0 : 1);
 }
@@ -123,6 +128,9 @@ std::optional<std::string> onnx_import::upgradeOpset(onnx::ModelProto &model,
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
 
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    return "libonnx's shape inference and converter did not finish in " +
+           std::to_string(kSecondsAllowed) + " s";
   if (WIFSIGNALED(status))
     return std::string("libonnx crashed on the model (") +
            ::strsignal(WTERMSIG(status)) +
