@@ -17,6 +17,7 @@
 #include "compiler/Plan/Autotune.h"
 #include "compiler/Plan/LayerCut.h"
 #include "compiler/Plan/PlanReport.h"
+#include "compiler/Support/ChildProcess.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -27,11 +28,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <tuple>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -105,72 +102,25 @@ std::optional<ProxyFigures> figuresOf(const llvm::json::Object &plan,
 /// with `error` saying why.
 std::optional<llvm::json::Value>
 planWithin(CompileCommandOptions cmd, double seconds, std::string &error) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    error = "cannot create a pipe";
+  ChildOutcome child = runInChild(
+      [&] {
+        llvm::json::Value plan = nullptr;
+        std::string childError;
+        cmd.planResult = &plan;
+        cmd.firstError = &childError;
+        int rc = runCompileCommand(cmd);
+        return rc == 0 && plan.getAsObject()
+                   ? llvm::formatv("{0}", plan).str()
+                   : "!" + (childError.empty() ? std::string("it does not plan")
+                                               : childError);
+      },
+      seconds);
+  if (!child.error.empty()) {
+    error = child.error;
     return std::nullopt;
   }
-  llvm::outs().flush();
-  llvm::errs().flush();
-  pid_t child = fork();
-  if (child < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    error = "cannot fork";
-    return std::nullopt;
-  }
-  if (child == 0) {
-    close(fds[0]);
-    llvm::json::Value plan = nullptr;
-    std::string childError;
-    cmd.planResult = &plan;
-    cmd.firstError = &childError;
-    int rc = runCompileCommand(cmd);
-    std::string text =
-        rc == 0 && plan.getAsObject()
-            ? llvm::formatv("{0}", plan).str()
-            : "!" + (childError.empty() ? std::string("it does not plan")
-                                        : childError);
-    size_t written = 0;
-    while (written < text.size()) {
-      ssize_t n = write(fds[1], text.data() + written, text.size() - written);
-      if (n <= 0)
-        break;
-      written += size_t(n);
-    }
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string text;
-  auto start = Clock::now();
-  bool timedOut = false;
-  char buffer[65536];
-  while (true) {
-    double left = seconds > 0 ? seconds - secondsSince(start) : 1e9;
-    if (left <= 0) {
-      timedOut = true;
-      break;
-    }
-    struct pollfd p = {fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, int(std::min(left, 1e6) * 1000));
-    if (ready == 0) {
-      timedOut = true;
-      break;
-    }
-    if (ready < 0)
-      continue;
-    ssize_t n = read(fds[0], buffer, sizeof(buffer));
-    if (n <= 0)
-      break;
-    text.append(buffer, size_t(n));
-  }
-  close(fds[0]);
-  if (timedOut)
-    kill(child, SIGKILL);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (timedOut) {
+  const std::string &text = child.output;
+  if (child.timedOut) {
     error = llvm::formatv("planning it whole takes longer than the {0:f0} s "
                           "left of --confirm-seconds",
                           seconds)
