@@ -20,6 +20,7 @@ OpenMP's fork/join costs more than it gains). OUTDIR itself is not changed.
 import argparse
 import collections
 import json
+import math
 import os
 import re
 import shutil
@@ -255,24 +256,13 @@ def product_flops(op, call):
     kind = op[len("dtg."):]
     if kind == "fusion:gemm":
         m = re.search(r"\[([\dx]+)\] k=(\d+)", call)
-        if m:
-            n = 1
-            for d in dims(m.group(1)):
-                n *= d
-            return 2 * n * int(m.group(2))
-        return None
+        return 2 * math.prod(dims(m.group(1))) * int(m.group(2)) if m else None
     shapes = [dims(x) for x in re.findall(r"\[([\dx]+)\]", call)]
     if kind == "matmul" and len(shapes) >= 3 and shapes[0]:
-        n = 1
-        for d in shapes[-1]:
-            n *= d
-        return 2 * n * shapes[0][-1]
+        return 2 * math.prod(shapes[-1]) * shapes[0][-1]
     if kind == "gemm" and len(shapes) >= 3 and len(shapes[-1]) == 2:
         rows, cols = shapes[-1]
-        a = 1
-        for d in shapes[0]:
-            a *= d
-        return 2 * rows * cols * (a // rows) if rows else None
+        return 2 * cols * math.prod(shapes[0]) if rows else None
     return None
 
 

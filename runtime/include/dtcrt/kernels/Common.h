@@ -118,17 +118,26 @@ DTCK_HD inline bool loadBool(const bool *p) {
   return *reinterpret_cast<const uint8_t *>(p) != 0;
 }
 
+/// The bfloat16 bits (in the low half) of float bits `u`: rounded to
+/// nearest even, a NaN kept quiet. Both computed, one selected: no branch,
+/// so that loops of conversions vectorize; `U` is uint32_t, or a vector of
+/// them (GCC's vector extension) converting a vector of floats, passed by
+/// reference (a 64-byte vector by value is passed differently with and
+/// without AVX-512).
+template <typename U> DTCK_HD inline void bf16BitsOf(const U &u, U &bits) {
+  U rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+  U quietNaN = (u >> 16) | 0x40;
+  bits = (u & 0x7fffffff) > 0x7f800000 ? quietNaN : rounded;
+}
+
 /// bfloat16: the upper half of a float, rounded to nearest even.
 struct bf16 {
   uint16_t bits;
   bf16() = default;
   DTCK_HD bf16(float f) {
-    // (Both computed, one selected: no branch, so that loops of
-    // conversions vectorize.)
-    uint32_t u = floatBits(f);
-    uint32_t rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
-    uint32_t quietNaN = (u >> 16) | 0x40;
-    bits = uint16_t((u & 0x7fffffff) > 0x7f800000 ? quietNaN : rounded);
+    uint32_t rounded;
+    bf16BitsOf(floatBits(f), rounded);
+    bits = uint16_t(rounded);
   }
   DTCK_HD operator float() const { return bitsFloat(uint32_t(bits) << 16); }
 };

@@ -179,15 +179,11 @@ void matmulLoops(int64_t batch, int64_t m, int64_t n, int64_t k,
   };
   auto fixedRows = [&](auto columns) {
     if (bCol == 1)
-      fixedRowsStrided(columns, std::integral_constant<int64_t, 1>());
-    else if constexpr (std::is_same_v<T, float>) {
+      return fixedRowsStrided(columns, std::integral_constant<int64_t, 1>());
+    if constexpr (std::is_same_v<T, float>)
       if (m % kRowsAtOnce == 0 && m >= 2 * kRowsAtOnce)
-        fixedRowsPacked(columns);
-      else
-        fixedRowsStrided(columns, bCol);
-    } else {
-      fixedRowsStrided(columns, bCol);
-    }
+        return fixedRowsPacked(columns);
+    fixedRowsStrided(columns, bCol);
   };
   switch (n) {
   case 1:

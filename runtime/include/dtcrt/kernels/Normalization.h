@@ -86,7 +86,7 @@ template <typename V> inline void expNonPositiveLanes(const V &x, V &result) {
 }
 
 /// 16 consecutive floats or bf16s as a vector of floats, and back (bf16
-/// rounded as its constructor rounds: to nearest even, NaN quiet). Vectors
+/// rounded as its constructor rounds: bf16BitsOf). Vectors
 /// go by reference, here and in expNonPositiveLanes: a 64-byte vector by
 /// value is passed differently with and without AVX-512, and these inline
 /// functions are compiled into objects built with either.
@@ -112,10 +112,8 @@ template <typename T> inline void storeLanes(T *y, const Lanes16 &v) {
     *reinterpret_cast<Vu *>(y) = v;
   } else {
     static_assert(std::is_same_v<T, bf16>);
-    U u = __builtin_bit_cast(U, v);
-    U rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
-    U quietNaN = (u >> 16) | 0x40;
-    U bits = (u & 0x7fffffff) > 0x7f800000 ? quietNaN : rounded;
+    U bits;
+    bf16BitsOf(__builtin_bit_cast(U, v), bits);
     *reinterpret_cast<Hu *>(y) = __builtin_convertvector(bits, H);
   }
 }
@@ -140,16 +138,13 @@ void softmaxRowOfLanes(const T *x, T *y, bool log) {
     lanes = lanes < v[w] ? v[w] : lanes;
   // Across the lanes in a tree (a NaN may win here, where softmaxRow skips
   // it: either way it makes the sum, so the whole row, NaN).
-  lanes = lanes < __builtin_shufflevector(lanes, lanes, 8, 9, 10, 11, 12, 13,
-                                          14, 15, 0, 1, 2, 3, 4, 5, 6, 7)
-              ? __builtin_shufflevector(lanes, lanes, 8, 9, 10, 11, 12, 13, 14,
-                                        15, 0, 1, 2, 3, 4, 5, 6, 7)
-              : lanes;
   H half = __builtin_shufflevector(lanes, lanes, 0, 1, 2, 3, 4, 5, 6, 7);
-  H swapped = __builtin_shufflevector(half, half, 4, 5, 6, 7, 0, 1, 2, 3);
-  half = half < swapped ? swapped : half;
-  swapped = __builtin_shufflevector(half, half, 2, 3, 0, 1, 6, 7, 4, 5);
-  half = half < swapped ? swapped : half;
+  H other = __builtin_shufflevector(lanes, lanes, 8, 9, 10, 11, 12, 13, 14, 15);
+  half = half < other ? other : half;
+  other = __builtin_shufflevector(half, half, 4, 5, 6, 7, 0, 1, 2, 3);
+  half = half < other ? other : half;
+  other = __builtin_shufflevector(half, half, 2, 3, 0, 1, 6, 7, 4, 5);
+  half = half < other ? other : half;
   float max = half[0] < half[1] ? half[1] : half[0];
   if (max == -std::numeric_limits<float>::infinity())
     max = 0; // every element -inf: NaN below, as exp(-inf - -inf)
