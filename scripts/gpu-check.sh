@@ -11,7 +11,9 @@
 # the GPU each trains 20 steps; its losses are compared with the CPU
 # target's (fp32 within 1e-5 relative, bf16 within 2e-2); compute-sanitizer
 # (memcheck, and racecheck/synccheck on the MLP) runs 2 steps of each fp32
-# case; then test/bench/cuda_speed.py times dtc against PyTorch.
+# case; test/cuda/Inputs/bias_grad.cu checks the bias-gradient epilogues
+# (cuBLASLt's BGRADA/BGRADB) against host loops; then
+# test/bench/cuda_speed.py times dtc against PyTorch.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=$1
@@ -57,6 +59,11 @@ if [ "$mode" = prepare ]; then
       "$DIR/$c/cuda/build.log" "$DIR/$c/cuda/CMakeLists.txt"
   done
   rm -f "$DIR"/*/model.onnx
+  /usr/local/cuda/bin/nvcc -std=c++17 -O3 --extended-lambda \
+    --expt-relaxed-constexpr -fmad=false -Xcompiler -w \
+    -gencode=arch=compute_90,code=sm_90 -I"$ROOT/runtime/include" \
+    -x cu "$ROOT/test/cuda/Inputs/bias_grad.cu" -o "$DIR/bias-grad" \
+    -lcublasLt 2> /dev/null
   /usr/bin/python3 "$ROOT/test/bench/cuda_speed.py" prepare --out "$DIR/bench"
   du -sh "$DIR"
   exit 0
@@ -110,6 +117,11 @@ PY
     done
   fi
 done
+if "$DIR/bias-grad" > "$OUT/bias-grad.log" 2>&1; then
+  echo "bias-grad: $(tail -1 "$OUT/bias-grad.log")"
+else
+  echo "bias-grad FAILED"; cat "$OUT/bias-grad.log"; status=1
+fi
 # SKIP_BENCH=1: the correctness checks alone.
 if [ -z "${SKIP_BENCH:-}" ]; then
   python3 "$ROOT/test/bench/cuda_speed.py" run --dir "$DIR/bench" \

@@ -421,6 +421,10 @@ public:
                              StringRef signatureAndBody) override {
     return decls.defineFunction(name, comment, signatureAndBody);
   }
+  const BiasGradFold *biasGradFold(Operation *gemm) override {
+    auto it = biasGradFolds.find(gemm);
+    return it == biasGradFolds.end() ? nullptr : &it->second;
+  }
 
   LogicalResult emit(func::FuncOp func);
 
@@ -491,6 +495,8 @@ private:
   std::string endText;
   /// A kernel the CUDA target's library lacks, called by the op emitted.
   std::string missing;
+  /// CUDA: each bias-gradient fold, by its reduce_sum and by its gemm.
+  llvm::DenseMap<Operation *, BiasGradFold> biasGradFolds;
 };
 } // namespace
 
@@ -629,6 +635,12 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
         folded.insert(run.scales[i]);
     }
   std::vector<std::string> runEntries(runs.size());
+  // CUDA: bias gradients that their weight's product computes.
+  if (cuda())
+    for (const BiasGradFold &fold : findBiasGradFolds(body)) {
+      biasGradFolds[fold.reduce] = fold;
+      biasGradFolds[fold.gemm] = fold;
+    }
 
   SmallVector<memory::LiveRange> ranges = memory::computeLiveRanges(
       body, [&](Value v) { return direct.count(v) > 0; });
@@ -765,21 +777,32 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
       endOp();
       continue;
     }
-    auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
-    for (auto [r, result] : llvm::enumerate(op.getResults())) {
-      if (auto it = direct.find(result); it != direct.end()) {
-        homes[result].slot = {BufferSlot::Result, it->second};
-        continue;
+    // The results' buffers; a product that computes a later bias
+    // gradient (BiasGradFolds.h) writes that one's too.
+    auto place = [&](Operation *owner) -> LogicalResult {
+      auto offsets = owner->getAttrOfType<DenseI64ArrayAttr>(memory::kOffsets);
+      for (auto [r, result] : llvm::enumerate(owner->getResults())) {
+        if (auto it = direct.find(result); it != direct.end()) {
+          homes[result].slot = {BufferSlot::Result, it->second};
+          continue;
+        }
+        int64_t offset = offsets ? offsets[r] : -1;
+        if (offset < 0)
+          return owner->emitError("the CPU target needs planned memory (run "
+                                  "dtc-plan-memory first)");
+        homes[result].slot = {BufferSlot::Arena, offset};
+        if (cuda())
+          code << "  dtcrt_arena_note(ctx, base + " << offset << ", "
+               << plannedBytes(result) << ");\n";
       }
-      int64_t offset = offsets ? offsets[r] : -1;
-      if (offset < 0)
-        return op.emitError("the CPU target needs planned memory (run "
-                            "dtc-plan-memory first)");
-      homes[result].slot = {BufferSlot::Arena, offset};
-      if (cuda())
-        code << "  dtcrt_arena_note(ctx, base + " << offset << ", "
-             << plannedBytes(result) << ");\n";
-    }
+      return success();
+    };
+    if (failed(place(&op)))
+      return failure();
+    if (auto it = biasGradFolds.find(&op);
+        it != biasGradFolds.end() && it->second.gemm == &op &&
+        it->second.early && failed(place(it->second.reduce)))
+      return failure();
     code << "  ctx->current_op = " << labelHole() << ";\n";
     // Guard mode: the buffers live across this kernel, as planned (the
     // function's table of live ranges, filtered at run time by position).
@@ -840,6 +863,13 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     if (auto it = inRun.find(&op); it != inRun.end()) {
       auto [r, i] = it->second;
       emitRunEntry(runs[r], i, runEntries[r]);
+      endOp();
+      continue;
+    }
+    if (auto it = biasGradFolds.find(&op);
+        it != biasGradFolds.end() && it->second.reduce == &op) {
+      current->comment +=
+          ": computed below by its weight's product (a bias-gradient epilogue)";
       endOp();
       continue;
     }

@@ -455,7 +455,11 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
   // cuBLASLt's epilogue; the rest of the epilogue reads its result.
   std::string epilogueArg;
   std::optional<unsigned> auxOutput;
-  if (e.cuda()) {
+  if (!biasGrad.empty())
+    epilogueArg = ", dtcg::Epilogue<" + type +
+                  ">{dtcg::EpilogueKind::" + biasGrad +
+                  ", nullptr, nullptr, bgrad}";
+  else if (e.cuda()) {
     size_t fused = matchLtEpilogue(result, epilogue, epilogueArg, auxOutput);
     if (fused > 0) {
       result = epilogue[fused - 1]->getResult(0);
@@ -568,6 +572,14 @@ LogicalResult FusionPrinter::emit() {
                      (sharedOut.contains(i) ? " *out" : " *__restrict out") +
                      std::to_string(i));
     args.push_back(e.buffer(v));
+  }
+  // CUDA: a bias gradient folded into this kernel's product
+  // (BiasGradFolds.h) is one more output, written by the product.
+  if (const BiasGradFold *fold = e.biasGradFold(op)) {
+    Value sum = fold->reduce->getResult(0);
+    params.push_back(e.cTypeOf(sum) + " *__restrict bgrad");
+    args.push_back(e.buffer(sum));
+    biasGrad = fold->left ? "BiasGradA" : "BiasGradB";
   }
   this->params = llvm::join(params, ", ");
   for (auto [i, v] : llvm::enumerate(op.getInputs()))

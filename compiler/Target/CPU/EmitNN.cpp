@@ -112,14 +112,25 @@ static LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
     return op->emitError("operand shapes do not match the result");
   if (c && !dtg::isBroadcastableTo(shapeOf(c), sy))
     return op->emitError("C does not broadcast to the result");
-  e.call("gemm",
-         {e.shape(a), e.shape(b), c ? e.shape(c) : e.shapeOf({}), e.buffer(a),
-          e.buffer(b), c ? e.buffer(c) : "nullptr",
-          KernelEmitter::literal(gemm.getAlpha().convertToDouble()),
-          KernelEmitter::literal(gemm.getBeta().convertToDouble()),
-          KernelEmitter::literal(transA), KernelEmitter::literal(transB),
-          e.buffer(y)},
-         {e.cTypeOf(y)});
+  SmallVector<std::string> args = {
+      e.shape(a),
+      e.shape(b),
+      c ? e.shape(c) : e.shapeOf({}),
+      e.buffer(a),
+      e.buffer(b),
+      c ? e.buffer(c) : "nullptr",
+      KernelEmitter::literal(gemm.getAlpha().convertToDouble()),
+      KernelEmitter::literal(gemm.getBeta().convertToDouble()),
+      KernelEmitter::literal(transA),
+      KernelEmitter::literal(transB),
+      e.buffer(y)};
+  // CUDA: the bias gradient this product computes too (BiasGradFolds.h).
+  if (const BiasGradFold *fold = e.biasGradFold(op))
+    args.push_back(
+        "dtcg::Epilogue<" + e.cTypeOf(y) +
+        ">{dtcg::EpilogueKind::" + (fold->left ? "BiasGradA" : "BiasGradB") +
+        ", nullptr, nullptr, " + e.buffer(fold->reduce->getResult(0)) + "}");
+  e.call("gemm", args, {e.cTypeOf(y)});
   return success();
 }
 

@@ -13,6 +13,7 @@
 #ifndef DTC_COMPILER_TARGET_CPU_KERNELEMITTER_H
 #define DTC_COMPILER_TARGET_CPU_KERNELEMITTER_H
 
+#include "compiler/Target/CPU/BiasGradFolds.h"
 #include "dialects/Dist/IR/DistOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -73,6 +74,10 @@ public:
   /// fits a dtck::Shape (rank <= 8) and has a C++ element type; an error at
   /// the op otherwise.
   LogicalResult checkTensors(Operation *op);
+
+  /// CUDA: the bias gradient that gemm kernel `gemm` computes besides its
+  /// product (BiasGradFolds.h), or null.
+  virtual const BiasGradFold *biasGradFold(Operation *gemm) { return nullptr; }
 
   /// Emits a raw statement (rarely needed: prefer a kernel call).
   virtual void statement(StringRef text) = 0;

@@ -356,15 +356,32 @@ template <> constexpr GemmType gemmTypeOf<dtck::f16>() { return GemmType::F16; }
 /// result's type, broadcast over rows and batches) added, then ReLU or the
 /// tanh-approximated GELU. `aux`, when set (GeluBias only), receives the
 /// values before the GELU (product + bias), laid out as the result.
-enum class EpilogueKind { None, Bias, ReluBias, GeluBias };
+/// Or, one product (batch 1) besides its result: `biasGrad` receives the
+/// sums over k of an operand, a bias's gradient where the product is its
+/// weight's (X^T G, G^T X): of op(a)'s rows ([m], BiasGradA: cuBLASLt's
+/// BGRADB, its B being our a) or of op(b)'s columns ([n], BiasGradB:
+/// BGRADA).
+enum class EpilogueKind {
+  None,
+  Bias,
+  ReluBias,
+  GeluBias,
+  BiasGradA,
+  BiasGradB
+};
 template <typename Y> struct Epilogue {
   EpilogueKind kind = EpilogueKind::None;
   const Y *bias = nullptr;
   Y *aux = nullptr;
+  Y *biasGrad = nullptr;
+  bool isBiasGrad() const {
+    return kind == EpilogueKind::BiasGradA || kind == EpilogueKind::BiasGradB;
+  }
   const char *name() const {
     return kind == EpilogueKind::Bias       ? "cublasLt matmul+bias"
            : kind == EpilogueKind::ReluBias ? "cublasLt matmul+bias+relu"
            : kind == EpilogueKind::GeluBias ? "cublasLt matmul+bias+gelu"
+           : isBiasGrad()                   ? "cublasLt matmul+bias gradient"
                                             : "cublasLt matmul";
   }
 };
@@ -485,6 +502,11 @@ inline cublasLtEpilogue_t ltEpilogue(EpilogueKind kind, bool aux) {
     return CUBLASLT_EPILOGUE_RELU_BIAS;
   case EpilogueKind::GeluBias:
     return aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
+  // (cuBLASLt's operands are ours swapped: see makeLtPlan.)
+  case EpilogueKind::BiasGradA:
+    return CUBLASLT_EPILOGUE_BGRADB;
+  case EpilogueKind::BiasGradB:
+    return CUBLASLT_EPILOGUE_BGRADA;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
@@ -522,8 +544,8 @@ inline LtPlan makeLtPlan(cudaDataType_t type, cudaDataType_t outType,
                                            CUBLASLT_MATMUL_DESC_EPILOGUE,
                                            &epilogue, sizeof(epilogue)),
             "epilogue");
-    // The bias (and the GELU's input kept for the backward) in the
-    // result's type.
+    // The bias or its gradient (and the GELU's input kept for the
+    // backward) in the result's type.
     checkLt(cublasLtMatmulDescSetAttribute(p.desc,
                                            CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                            &outType, sizeof(outType)),
@@ -592,16 +614,17 @@ bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   };
   cudaDataType_t type = typeOf(gemmTypeOf<T>());
   cudaDataType_t outType = typeOf(gemmTypeOf<Y>());
-  // Plans by everything they depend on: a step's products repeat every
-  // step (and every layer), and a plan takes longer to make than to run.
-  // cuBLASLt reads the bias and writes the aux 16-byte aligned, the aux in
-  // rows of a multiple of 8 elements; otherwise (or with beta) the
+  // cuBLASLt reads the bias (writes its gradient) and writes the aux
+  // 16-byte aligned, the aux in rows of a multiple of 8 elements; a bias
+  // gradient is of one unscaled product; otherwise (or with beta) the
   // epilogue runs as a kernel of its own after the product.
   auto aligned = [](const void *p) { return uintptr_t(p) % 16 == 0; };
   bool fuse = ep.kind != EpilogueKind::None;
+  const void *biasPointer = ep.isBiasGrad() ? ep.biasGrad : ep.bias;
   if (fuse &&
-      !(beta == 0.0f && aligned(ep.bias) &&
-        (!ep.aux || (aligned(ep.aux) && n % 8 == 0 && strideY % 8 == 0))))
+      !(beta == 0.0f && aligned(biasPointer) &&
+        (!ep.aux || (aligned(ep.aux) && n % 8 == 0 && strideY % 8 == 0)) &&
+        (!ep.isBiasGrad() || (batch == 1 && alpha == 1.0f))))
     return false;
   cublasLtEpilogue_t epilogue =
       fuse ? ltEpilogue(ep.kind, ep.aux != nullptr) : CUBLASLT_EPILOGUE_DEFAULT;
@@ -639,7 +662,7 @@ bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   if (fuse) {
     checkLt(cublasLtMatmulDescSetAttribute(p.desc,
                                            CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                           &ep.bias, sizeof(ep.bias)),
+                                           &biasPointer, sizeof(biasPointer)),
             "bias pointer");
     if (ep.aux)
       checkLt(cublasLtMatmulDescSetAttribute(

@@ -545,10 +545,26 @@ __global__ void epilogueKernel(int64_t count, int64_t n, const P *p, Y *y,
   }
 }
 
+/// A product's bias gradient where cuBLASLt did not take it: the sums over
+/// k of the operand `x` that op(x) reads, `count` of them, by the library's
+/// reduction (in double, rounded once). `kMajor`: x is [k, count] (the sum
+/// of each column), else [count, k] (of each row); rows `ld` apart, which
+/// must be whole (dtc folds bias gradients of contiguous operands only).
+template <typename T>
+inline void biasGradient(bool kMajor, int64_t count, int64_t k, const T *x,
+                         int64_t ld, T *grad) {
+  if (ld != (kMajor ? count : k))
+    fatal("a bias gradient over an operand with rows " + std::to_string(ld) +
+          " elements apart (the CUDA target folds contiguous ones only)");
+  Shape in = kMajor ? Shape{2, {k, count}} : Shape{2, {count, k}};
+  Shape kept = kMajor ? Shape{2, {1, count}} : Shape{2, {count, 1}};
+  dtcg::reduceSum(in, kept, x, grad);
+}
+
 /// gemmBatched with an epilogue (or none), and contiguous results
 /// (strideY = m * n, or one batch): cuBLASLt's where it takes it; otherwise
 /// the product (in float, for a 16-bit result to round once) and then the
-/// epilogue as a kernel of its own.
+/// epilogue as a kernel of its own (a bias gradient: biasGradient).
 template <typename T>
 inline void gemmWithEpilogue(bool transA, bool transB, int64_t m, int64_t n,
                              int64_t k, float alpha, const T *a, int64_t lda,
@@ -559,6 +575,17 @@ inline void gemmWithEpilogue(bool transA, bool transB, int64_t m, int64_t n,
   if (gemmBatched<T>(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb,
                      strideB, 0.0f, y, strideY, batch, ep))
     return;
+  if (ep.isBiasGrad()) {
+    if (batch != 1 || alpha != 1.0f)
+      fatal("a bias gradient of a scaled or batched product");
+    gemmBatched<T>(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb,
+                   strideB, 0.0f, y, strideY, batch);
+    if (ep.kind == EpilogueKind::BiasGradA)
+      biasGradient(transA, m, k, a, lda, ep.biasGrad);
+    else
+      biasGradient(!transB, n, k, b, ldb, ep.biasGrad);
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     gemmBatched<T>(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb,
                    strideB, 0.0f, y, strideY, batch);
@@ -584,13 +611,20 @@ __global__ void fillBroadcastKernel(int64_t m, int64_t n, const T *c,
 }
 
 /// dtg.gemm: y = alpha op(a) op(b) + beta c, with c (optional) broadcast to
-/// [M, N].
+/// [M, N]; `ep` a bias gradient (of a product without c) or none.
 template <typename T>
 inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
                  const T *b, const T *c, double alpha, double beta, bool transA,
-                 bool transB, T *y) {
+                 bool transB, T *y, Epilogue<T> ep = {}) {
   int64_t m = sa.dims[transA ? 1 : 0], k = sa.dims[transA ? 0 : 1];
   int64_t n = sb.dims[transB ? 0 : 1];
+  if (ep.isBiasGrad()) {
+    if (c)
+      fatal("a bias gradient of a product with C");
+    gemmWithEpilogue<T>(transA, transB, m, n, k, float(alpha), a, sa.dims[1], 0,
+                        b, sb.dims[1], 0, y, 1, ep);
+    return;
+  }
   // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue. (The
   // emulation adds it as the CPU target's dtck::gemm does, as beta = 1 over
   // the broadcast bias, so that their sums round alike.)
@@ -1113,6 +1147,8 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
     }
     return;
   }
+  if (ep.isBiasGrad())
+    fatal("a bias gradient over an operand cuBLASLt cannot read");
   StridedRead shape;
   shape.rank = batch.rank;
   for (int d = 0; d < batch.rank; ++d)
