@@ -63,7 +63,8 @@ if [ "$mode" = prepare ]; then
     --expt-relaxed-constexpr -fmad=false -Xcompiler -w \
     -gencode=arch=compute_90,code=sm_90 -I"$ROOT/runtime/include" \
     -x cu "$ROOT/test/cuda/Inputs/bias_grad.cu" -o "$DIR/bias-grad" \
-    -lcublasLt 2> /dev/null
+    -lcublasLt > "$DIR/bias-grad.build.log" 2>&1 ||
+    { cat "$DIR/bias-grad.build.log"; exit 1; }
   /usr/bin/python3 "$ROOT/test/bench/cuda_speed.py" prepare --out "$DIR/bench"
   du -sh "$DIR"
   exit 0

@@ -1,6 +1,7 @@
 //===- BiasGradFolds.cpp - bias gradients a weight's product computes -----===//
 
 #include "compiler/Target/CPU/BiasGradFolds.h"
+#include "compiler/Target/CPU/FusionPrinter.h"
 
 #include "dialects/DTG/IR/DTGFusion.h"
 #include "dialects/DTG/IR/DTGOps.h"
@@ -15,32 +16,23 @@ using namespace mlir::dtc::cpu;
 
 namespace {
 
-/// Whether `op` is a view of its operand's buffer (a reshape the memory
-/// plan left in place; not a wait).
+using fusion::dimsOf;
+using fusion::numel;
+using mlir::dtc::memory::bufferOf;
+
+/// Whether `op` is a view of its operand's buffer that emits no code (a
+/// reshape the memory plan left in place; not a wait).
 bool isBufferView(Operation *op) {
   return op->hasAttr(mlir::dtc::memory::kAlias) && op->getNumOperands() == 1 &&
          op->getNumResults() == 1 && !isa<dist::WaitOp>(op);
 }
 
-/// The value whose buffer `v` is.
-Value bufferOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isBufferView(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
-ArrayRef<int64_t> dimsOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-int64_t numel(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
+/// Whether an op other than a view reads `v` (or a view of it): else its
+/// buffer is free after its definition.
+bool isRead(Value v) {
+  return llvm::any_of(v.getUsers(), [](Operation *user) {
+    return !isBufferView(user) || isRead(user->getResult(0));
+  });
 }
 
 /// `reduce` sums its operand over every dimension but the last.
@@ -163,8 +155,9 @@ bool isSilent(Operation &op) {
 }
 
 /// The bytes [begin, end) of the arena that `v`'s buffer takes as planned;
-/// none for a function's argument or result (not in the arena); false
-/// where the plan does not say.
+/// none for a function's argument, or a result written straight into the
+/// caller's buffer (which may be a donated argument's); false where the
+/// plan does not say.
 bool arenaBytes(Value v, std::optional<std::pair<int64_t, int64_t>> &bytes) {
   bytes.reset();
   Value root = bufferOf(v);
@@ -184,14 +177,14 @@ bool arenaBytes(Value v, std::optional<std::pair<int64_t, int64_t>> &bytes) {
 }
 
 /// Whether `op` may write the sum of `reduce` (the next op that emits code
-/// after `op`) early: no buffer `op` reads or writes shares a byte with the
-/// sum's, which the plan may have placed over one that dies at `op`.
+/// after `op`) early: the sum is in the arena (a result written straight
+/// into the caller's buffer may be over a donated argument that `op`
+/// reads), and no buffer `op` reads or writes shares a byte with it (the
+/// plan may have placed it over one that dies at `op`).
 bool mayWriteEarly(Operation *op, dtg::ReduceSumOp reduce) {
   std::optional<std::pair<int64_t, int64_t>> sum, other;
-  if (!arenaBytes(reduce.getResult(), sum))
+  if (!arenaBytes(reduce.getResult(), sum) || !sum)
     return false;
-  if (!sum)
-    return true;
   SmallVector<Value> buffers(op->getOperands());
   llvm::append_range(buffers, op->getResults());
   return llvm::all_of(buffers, [&](Value v) {
@@ -202,12 +195,22 @@ bool mayWriteEarly(Operation *op, dtg::ReduceSumOp reduce) {
 
 } // namespace
 
+std::string mlir::dtc::cpu::biasGradEpilogue(const BiasGradFold &fold,
+                                             StringRef type,
+                                             StringRef pointer) {
+  return ("dtcg::Epilogue<" + type +
+          ">{dtcg::EpilogueKind::" + (fold.left ? "BiasGradA" : "BiasGradB") +
+          ", nullptr, nullptr, " + pointer + "}")
+      .str();
+}
+
 std::vector<BiasGradFold> mlir::dtc::cpu::findBiasGradFolds(Block &body) {
   std::vector<BiasGradFold> folds;
   llvm::DenseSet<Operation *> taken;
   for (Operation &op : body.without_terminator()) {
     auto reduce = dyn_cast<dtg::ReduceSumOp>(op);
-    if (!reduce || !isBiasGradient(reduce))
+    // (A sum nothing reads has a buffer only at its own op.)
+    if (!reduce || !isBiasGradient(reduce) || !isRead(reduce.getResult()))
       continue;
     // The sum must not be read before the product writes it (views that
     // keep its buffer read nothing; what reads them does).

@@ -18,6 +18,7 @@
 
 #include "mlir/IR/Block.h"
 
+#include <string>
 #include <vector>
 
 namespace mlir::dtc::cpu {
@@ -39,6 +40,11 @@ struct BiasGradFold {
 /// its buffer), the product of rank 2, unscaled and all of its op's
 /// result (no epilogue, no C), the sum of the product's element type.
 std::vector<BiasGradFold> findBiasGradFolds(Block &body);
+
+/// The dtcg::Epilogue<`type`> that has the product write `fold`'s sum to
+/// `pointer`.
+std::string biasGradEpilogue(const BiasGradFold &fold, StringRef type,
+                             StringRef pointer);
 
 } // namespace mlir::dtc::cpu
 

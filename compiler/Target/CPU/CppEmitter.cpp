@@ -423,7 +423,8 @@ public:
   }
   const BiasGradFold *biasGradFold(Operation *gemm) override {
     auto it = biasGradFolds.find(gemm);
-    return it == biasGradFolds.end() ? nullptr : &it->second;
+    return it == biasGradFolds.end() || it->second.gemm != gemm ? nullptr
+                                                                : &it->second;
   }
 
   LogicalResult emit(func::FuncOp func);
@@ -868,8 +869,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func) {
     }
     if (auto it = biasGradFolds.find(&op);
         it != biasGradFolds.end() && it->second.reduce == &op) {
-      current->comment +=
-          ": computed below by its weight's product (a bias-gradient epilogue)";
+      current->comment += std::string(": computed ") +
+                          (it->second.early ? "above" : "below") +
+                          " by its weight's product (a bias-gradient epilogue)";
       endOp();
       continue;
     }

@@ -455,10 +455,8 @@ LogicalResult FusionPrinter::emitGemm(llvm::raw_ostream &os) {
   // cuBLASLt's epilogue; the rest of the epilogue reads its result.
   std::string epilogueArg;
   std::optional<unsigned> auxOutput;
-  if (!biasGrad.empty())
-    epilogueArg = ", dtcg::Epilogue<" + type +
-                  ">{dtcg::EpilogueKind::" + biasGrad +
-                  ", nullptr, nullptr, bgrad}";
+  if (biasGrad)
+    epilogueArg = ", " + biasGradEpilogue(*biasGrad, type, "bgrad");
   else if (e.cuda()) {
     size_t fused = matchLtEpilogue(result, epilogue, epilogueArg, auxOutput);
     if (fused > 0) {
@@ -573,19 +571,19 @@ LogicalResult FusionPrinter::emit() {
                      std::to_string(i));
     args.push_back(e.buffer(v));
   }
-  // CUDA: a bias gradient folded into this kernel's product
-  // (BiasGradFolds.h) is one more output, written by the product.
-  if (const BiasGradFold *fold = e.biasGradFold(op)) {
-    Value sum = fold->reduce->getResult(0);
-    params.push_back(e.cTypeOf(sum) + " *__restrict bgrad");
-    args.push_back(e.buffer(sum));
-    biasGrad = fold->left ? "BiasGradA" : "BiasGradB";
-  }
   this->params = llvm::join(params, ", ");
   for (auto [i, v] : llvm::enumerate(op.getInputs()))
     this->args += (i ? ", in" : "in") + std::to_string(i);
   for (unsigned i = 0; i < op->getNumResults(); ++i)
     this->args += ", out" + std::to_string(i);
+  // CUDA: a bias gradient folded into this kernel's product
+  // (BiasGradFolds.h) is one more output of the launcher (not of its
+  // kernels), which the product writes.
+  if ((biasGrad = e.biasGradFold(op))) {
+    Value sum = biasGrad->reduce->getResult(0);
+    params.push_back(e.cTypeOf(sum) + " *__restrict bgrad");
+    args.push_back(e.buffer(sum));
+  }
   if (e.cuda()) {
     // Kernels and launcher: "@NAME@_<k>" kernels, then the launcher's
     // parameters and body after "@HOST@" (KernelEmitter::defineFunction).

@@ -126,10 +126,8 @@ static LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
       e.buffer(y)};
   // CUDA: the bias gradient this product computes too (BiasGradFolds.h).
   if (const BiasGradFold *fold = e.biasGradFold(op))
-    args.push_back(
-        "dtcg::Epilogue<" + e.cTypeOf(y) +
-        ">{dtcg::EpilogueKind::" + (fold->left ? "BiasGradA" : "BiasGradB") +
-        ", nullptr, nullptr, " + e.buffer(fold->reduce->getResult(0)) + "}");
+    args.push_back(biasGradEpilogue(*fold, e.cTypeOf(y),
+                                    e.buffer(fold->reduce->getResult(0))));
   e.call("gemm", args, {e.cTypeOf(y)});
   return success();
 }

@@ -233,9 +233,9 @@ private:
   /// tensor and iteration space has fewer than 2^31 elements use `int` (a
   /// GPU divides 64-bit integers in software).
   std::string idx = "int64_t";
-  /// CUDA: the bias gradient the product computes too ("BiasGradA" or
-  /// "BiasGradB", into the launcher's parameter `bgrad`), or empty.
-  std::string biasGrad;
+  /// CUDA: the bias gradient the product computes too (into the
+  /// launcher's parameter `bgrad`), or null.
+  const BiasGradFold *biasGrad = nullptr;
 };
 
 } // namespace mlir::dtc::cpu::fusion

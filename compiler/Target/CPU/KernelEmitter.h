@@ -75,8 +75,8 @@ public:
   /// the op otherwise.
   LogicalResult checkTensors(Operation *op);
 
-  /// CUDA: the bias gradient that gemm kernel `gemm` computes besides its
-  /// product (BiasGradFolds.h), or null.
+  /// CUDA: the bias gradient that product `gemm` (a gemm kernel or a
+  /// dtg.gemm) computes besides its result (BiasGradFolds.h), or null.
   virtual const BiasGradFold *biasGradFold(Operation *gemm) { return nullptr; }
 
   /// Emits a raw statement (rarely needed: prefer a kernel call).

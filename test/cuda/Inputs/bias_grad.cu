@@ -2,18 +2,36 @@
 // (EpilogueKind::BiasGradA/B, emulation-bias-grad.test): dtcg::gemm and
 // dtcg::matmulView compute the product and the sums over k of op(a) (one
 // per row, [m]) or op(b) (one per column, [n]), for every transposition,
-// against loops on the host. Built with the host compiler and
-// -DDTCG_EMULATION, which takes the library's fallback (the product, then
-// the sums); a GPU build runs the same checks through cuBLASLt's
-// BGRADB/BGRADA where it has an algorithm. -DSTRIDED asks for the sums of
-// an operand whose rows are not whole, which the library refuses.
+// against loops on the host; each line says which path ran. Built with the
+// host compiler and -DDTCG_EMULATION, every product takes the library's
+// fallback (the product, then dtcg_reduce_sum); built by nvcc and run on a
+// GPU (scripts/gpu-check.sh), cuBLASLt's BGRADB/BGRADA where it has an
+// algorithm. -DSTRIDED asks the fallback for the sums of an operand whose
+// rows are not whole, which it refuses.
 #include "dtcrt/cuda/Kernels.h"
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace {
+
+/// Whether cuBLASLt computed a bias gradient since the last call.
+bool &epilogueRan() {
+  static bool ran = false;
+  return ran;
+}
+void markKernel(const char *name) {
+  if (std::string(name) == "cublasLt matmul+bias gradient")
+    epilogueRan() = true;
+}
+const char *path() {
+  const char *name =
+      epilogueRan() ? "cuBLASLt epilogue" : "product, then dtcg_reduce_sum";
+  epilogueRan() = false;
+  return name;
+}
 
 float *toDevice(const std::vector<float> &host) {
   void *p = nullptr;
@@ -77,18 +95,21 @@ int check(int64_t m, int64_t n, int64_t k, bool transA, bool transB,
                     transA, transB, dy, ep);
   double dyWorst = worst(toHost(dy, y.size()), y);
   double dgWorst = worst(toHost(dg, sums.size()), sums);
-  std::printf("%ldx%ldx%ld trans %d%d %s: product %.1e, sums %.1e\n", long(m),
-              long(n), long(k), int(transA), int(transB),
-              left ? "rows of op(a)" : "columns of op(b)", dyWorst, dgWorst);
+  std::printf("%ldx%ldx%ld trans %d%d %s: product %.1e, sums %.1e (%s)\n",
+              long(m), long(n), long(k), int(transA), int(transB),
+              left ? "rows of op(a)" : "columns of op(b)", dyWorst, dgWorst,
+              path());
   for (float *p : {da, db, dy, dg})
     cudaFree(p);
   return dyWorst > 1e-6 || dgWorst > 1e-6;
 }
 
 /// The GPT's q/k/v weight gradient: G [rows, width] read through a
-/// transposed view (matmulView), the sums of its columns.
-int checkView(int64_t rows, int64_t width, int64_t cols) {
-  std::vector<float> g(size_t(rows * width)), x(size_t(rows * cols));
+/// transposed view (matmulView), G^T X, the sums of G's columns; `every`:
+/// X read through a view of every other element of a wider matrix (no
+/// unit stride: not cuBLASLt's).
+int checkView(int64_t rows, int64_t width, int64_t cols, int64_t every) {
+  std::vector<float> g(size_t(rows * width)), x(size_t(rows * cols * every));
   for (size_t i = 0; i < g.size(); ++i)
     g[i] = float((i * 29 % 97) - 48) / 64.0f;
   for (size_t i = 0; i < x.size(); ++i)
@@ -100,21 +121,22 @@ int checkView(int64_t rows, int64_t width, int64_t cols) {
       sums[size_t(i)] += g[size_t(p * width + i)];
     for (int64_t j = 0; j < cols; ++j)
       for (int64_t p = 0; p < rows; ++p)
-        y[size_t(i * cols + j)] +=
-            double(g[size_t(p * width + i)]) * x[size_t(p * cols + j)];
+        y[size_t(i * cols + j)] += double(g[size_t(p * width + i)]) *
+                                   x[size_t((p * cols + j) * every)];
   }
   float *dg = toDevice(g), *dx = toDevice(x);
   float *dy = toDevice(std::vector<float>(y.size(), -1.0f));
   float *ds = toDevice(std::vector<float>(sums.size(), -1.0f));
-  dtcg::MatrixView va = {0, {}, 1, width}, vb = {0, {}, cols, 1};
+  dtcg::MatrixView va = {0, {}, 1, width}, vb = {0, {}, cols * every, every};
   dtcg::matmulView<float>(dtck::Shape{2, {width, cols}}, rows, dg, va, dx, vb,
                           dy,
                           dtcg::Epilogue<float>{dtcg::EpilogueKind::BiasGradA,
                                                 nullptr, nullptr, ds});
   double dyWorst = worst(toHost(dy, y.size()), y);
   double dsWorst = worst(toHost(ds, sums.size()), sums);
-  std::printf("view G^T X, G %ldx%ld: product %.1e, sums %.1e\n", long(rows),
-              long(width), dyWorst, dsWorst);
+  std::printf("view G^T X, G %ldx%ld, X strided by %ld: product %.1e, sums "
+              "%.1e (%s)\n",
+              long(rows), long(width), long(every), dyWorst, dsWorst, path());
   return dyWorst > 1e-6 || dsWorst > 1e-6;
 }
 
@@ -132,12 +154,16 @@ int main() {
                             dg});
   return 0;
 #else
+  dtcg::kernelMark() = markKernel;
   int failures = 0;
   for (bool left : {true, false})
     for (bool transA : {false, true})
       for (bool transB : {false, true})
         failures += check(7, 5, 33, transA, transB, left);
-  failures += checkView(128, 96, 32);
+  // The sums of an empty product's operand.
+  failures += check(7, 0, 33, true, false, true);
+  failures += checkView(128, 96, 32, 1);
+  failures += checkView(128, 96, 32, 2);
   std::printf("%d wrong\n", failures);
   return failures != 0;
 #endif

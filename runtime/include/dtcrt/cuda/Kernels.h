@@ -545,20 +545,25 @@ __global__ void epilogueKernel(int64_t count, int64_t n, const P *p, Y *y,
   }
 }
 
-/// A product's bias gradient where cuBLASLt did not take it: the sums over
-/// k of the operand `x` that op(x) reads, `count` of them, by the library's
-/// reduction (in double, rounded once). `kMajor`: x is [k, count] (the sum
-/// of each column), else [count, k] (of each row); rows `ld` apart, which
-/// must be whole (dtc folds bias gradients of contiguous operands only).
+/// The bias gradient `ep` of the product op(a) op(b) ([m, k] x [k, n],
+/// rows `lda` and `ldb` apart) where cuBLASLt did not compute it: the sums
+/// over k of op(a) (BiasGradA, m of them) or op(b) (BiasGradB, n), by the
+/// library's reduction (in double, rounded once). That operand's rows must
+/// be whole (dtc folds bias gradients of contiguous operands only).
 template <typename T>
-inline void biasGradient(bool kMajor, int64_t count, int64_t k, const T *x,
-                         int64_t ld, T *grad) {
+inline void biasGradient(const Epilogue<T> &ep, bool transA, bool transB,
+                         int64_t m, int64_t n, int64_t k, const T *a,
+                         int64_t lda, const T *b, int64_t ldb) {
+  bool left = ep.kind == EpilogueKind::BiasGradA;
+  // The operand is [k, count] (a sum per column) or [count, k] (per row).
+  bool kMajor = left ? transA : !transB;
+  int64_t count = left ? m : n, ld = left ? lda : ldb;
   if (ld != (kMajor ? count : k))
     fatal("a bias gradient over an operand with rows " + std::to_string(ld) +
           " elements apart (the CUDA target folds contiguous ones only)");
   Shape in = kMajor ? Shape{2, {k, count}} : Shape{2, {count, k}};
   Shape kept = kMajor ? Shape{2, {1, count}} : Shape{2, {count, 1}};
-  dtcg::reduceSum(in, kept, x, grad);
+  dtcg::reduceSum(in, kept, left ? a : b, ep.biasGrad);
 }
 
 /// gemmBatched with an epilogue (or none), and contiguous results
@@ -572,6 +577,10 @@ inline void gemmWithEpilogue(bool transA, bool transB, int64_t m, int64_t n,
                              int64_t strideB, T *y, int64_t batch,
                              Epilogue<T> ep) {
   int64_t strideY = batch == 1 ? 0 : m * n, count = batch * m * n;
+  if (ep.isBiasGrad() && count == 0) {
+    biasGradient(ep, transA, transB, m, n, k, a, lda, b, ldb);
+    return;
+  }
   if (gemmBatched<T>(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb,
                      strideB, 0.0f, y, strideY, batch, ep))
     return;
@@ -580,10 +589,7 @@ inline void gemmWithEpilogue(bool transA, bool transB, int64_t m, int64_t n,
       fatal("a bias gradient of a scaled or batched product");
     gemmBatched<T>(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb,
                    strideB, 0.0f, y, strideY, batch);
-    if (ep.kind == EpilogueKind::BiasGradA)
-      biasGradient(transA, m, k, a, lda, ep.biasGrad);
-    else
-      biasGradient(!transB, n, k, b, ldb, ep.biasGrad);
+    biasGradient(ep, transA, transB, m, n, k, a, lda, b, ldb);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
@@ -618,25 +624,21 @@ inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
                  bool transB, T *y, Epilogue<T> ep = {}) {
   int64_t m = sa.dims[transA ? 1 : 0], k = sa.dims[transA ? 0 : 1];
   int64_t n = sb.dims[transB ? 0 : 1];
-  if (ep.isBiasGrad()) {
-    if (c)
-      fatal("a bias gradient of a product with C");
+  if (ep.isBiasGrad() && c)
+    fatal("a bias gradient of a product with C");
+    // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue. (The
+    // emulation adds it as the CPU target's dtck::gemm does, as beta = 1 over
+    // the broadcast bias, so that their sums round alike.)
+#ifndef DTCG_EMULATION
+  if (c && beta == 1.0 && sc.rank >= 1 && sc.numel() == n &&
+      sc.dims[sc.rank - 1] == n)
+    ep = Epilogue<T>{EpilogueKind::Bias, c, nullptr};
+#endif
+  if (ep.kind != EpilogueKind::None) {
     gemmWithEpilogue<T>(transA, transB, m, n, k, float(alpha), a, sa.dims[1], 0,
                         b, sb.dims[1], 0, y, 1, ep);
     return;
   }
-  // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue. (The
-  // emulation adds it as the CPU target's dtck::gemm does, as beta = 1 over
-  // the broadcast bias, so that their sums round alike.)
-#ifndef DTCG_EMULATION
-  if (c && beta == 1.0 && sc.rank >= 1 && sc.numel() == n &&
-      sc.dims[sc.rank - 1] == n) {
-    gemmWithEpilogue<T>(transA, transB, m, n, k, float(alpha), a, sa.dims[1], 0,
-                        b, sb.dims[1], 0, y, 1,
-                        Epilogue<T>{EpilogueKind::Bias, c, nullptr});
-    return;
-  }
-#endif
   if (c) {
     int64_t strides[dtck::kMaxRank] = {0, 0};
     dtck::broadcastStrides(sc, Shape{2, {m, n}}, strides);
@@ -1072,8 +1074,6 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
   for (int d = 0; d < r - 2; ++d)
     batch.dims[d] = sy.dims[d];
   int64_t numBatch = batch.numel();
-  if (numBatch * m * n == 0)
-    return;
   // The stride of a dimension of size 1 is free: pick a unit one.
   auto normalize = [](MatrixView v, int64_t rows, int64_t cols) {
     if (rows == 1)
@@ -1083,6 +1083,21 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
     return v;
   };
   MatrixView ca = normalize(va, m, k), cb = normalize(vb, k, n);
+  // A bias gradient where the product is not one cuBLASLt call (an operand
+  // it cannot read, or an empty result): the sums after the product.
+  auto sums = [&] {
+    if (numBatch != 1)
+      fatal("a bias gradient of a batched product");
+    bool transA = ca.col != 1, transB = cb.col != 1;
+    biasGradient(ep, transA, transB, m, n, k, a + ca.offset,
+                 transA ? ca.col : ca.row, b + cb.offset,
+                 transB ? cb.col : cb.row);
+  };
+  if (numBatch * m * n == 0) {
+    if (ep.isBiasGrad())
+      sums();
+    return;
+  }
   bool readable = (ca.col == 1 || ca.row == 1) &&
                   (cb.col == 1 || cb.row == 1) &&
                   (ca.col == 1 ? ca.row >= k : ca.col >= m) &&
@@ -1147,8 +1162,6 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
     }
     return;
   }
-  if (ep.isBiasGrad())
-    fatal("a bias gradient over an operand cuBLASLt cannot read");
   StridedRead shape;
   shape.rank = batch.rank;
   for (int d = 0; d < batch.rank; ++d)
@@ -1156,7 +1169,9 @@ inline void matmulView(const Shape &sy, int64_t k, const T *a,
   int64_t total = numBatch * m * n;
   launch("dtcg_matmul_view", gridFor(total), kBlock, matmulViewKernel<T>, total,
          shape, m, n, k, a, va, b, vb, y);
-  if (ep.kind != EpilogueKind::None)
+  if (ep.isBiasGrad())
+    sums();
+  else if (ep.kind != EpilogueKind::None)
     launch("dtcg_matmul_epilogue", gridFor(total), kBlock, epilogueKernel<T, T>,
            total, n, y, y, ep);
 }
