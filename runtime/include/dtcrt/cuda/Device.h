@@ -17,8 +17,11 @@
 #include <vector>
 #define DTCG_SHARED(T, name, n) static ::dtcemu::SharedArray<T, n> name
 #else
+#include <chrono>
 #include <cublasLt.h>
 #include <cuda_runtime.h>
+#include <thread>
+#include <vector>
 #define DTCG_SHARED(T, name, n) __shared__ T name[n]
 #endif
 
@@ -602,6 +605,93 @@ inline LtPlan makeLtPlan(cudaDataType_t type, cudaDataType_t outType,
   return p;
 }
 
+/// Whether cuBLASLt's bias-gradient epilogue for `kind` sums what dtc
+/// means by it (BiasGradA: op(a)'s rows; BiasGradB: op(b)'s columns) with
+/// these element types and transpositions. Its mapping onto BGRADB and
+/// BGRADA through the row-major swap (ltEpilogue) follows cuBLASLt's
+/// documentation; each combination is checked once on the GPU, at its
+/// first use, with a small product whose sums are integers (exact in every
+/// type). Where the sums are not those, the run says so once and its
+/// products leave their sums to gemmWithEpilogue (after the product), as
+/// where cuBLASLt has no algorithm for the epilogue.
+template <typename T, typename Y>
+bool biasGradChecked(bool transA, bool transB, EpilogueKind kind) {
+  enum State { Checking, Right, Wrong };
+  static std::map<std::array<int, 3>, State> states;
+  auto [it, first] =
+      states.try_emplace({int(transA), int(transB), int(kind)}, Checking);
+  if (!first)
+    return it->second != Wrong; // (Checking: the check's own product)
+  constexpr int64_t m = 24, n = 16, k = 40;
+  bool left = kind == EpilogueKind::BiasGradA;
+  std::vector<T> a(size_t(m * k)), b(size_t(k * n));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = T(float(int(i * 7 % 9) - 4));
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = T(float(int(i * 5 % 7) - 3));
+  std::vector<float> want(size_t(left ? m : n));
+  for (int64_t s = 0; s < int64_t(want.size()); ++s)
+    for (int64_t p = 0; p < k; ++p)
+      want[size_t(s)] += left
+                             ? float(a[size_t(transA ? p * m + s : s * k + p)])
+                             : float(b[size_t(transB ? s * k + p : p * n + s)]);
+  // (Device buffers kept: one check per combination.)
+  T *da = nullptr, *db = nullptr;
+  Y *dy = nullptr, *dg = nullptr;
+  check(cudaMalloc(&da, a.size() * sizeof(T)), "checking cuBLASLt");
+  check(cudaMalloc(&db, b.size() * sizeof(T)), "checking cuBLASLt");
+  check(cudaMalloc(&dy, size_t(m * n) * sizeof(Y)), "checking cuBLASLt");
+  check(cudaMalloc(&dg, want.size() * sizeof(Y)), "checking cuBLASLt");
+  check(cudaMemcpyAsync(da, a.data(), a.size() * sizeof(T),
+                        cudaMemcpyHostToDevice, stream()),
+        "checking cuBLASLt");
+  check(cudaMemcpyAsync(db, b.data(), b.size() * sizeof(T),
+                        cudaMemcpyHostToDevice, stream()),
+        "checking cuBLASLt");
+  // (Not a kernel of the program: profiles do not see it.)
+  auto mark = kernelMark();
+  kernelMark() = nullptr;
+  bool ran = gemmBatched<T, Y>(
+      transA, transB, m, n, k, 1.0f, da, transA ? m : k, 0, db, transB ? k : n,
+      0, 0.0f, dy, 0, 1, Epilogue<Y>{kind, nullptr, nullptr, dg});
+  kernelMark() = mark;
+  if (!ran) {
+    it->second = Wrong; // no algorithm: no message
+    return false;
+  }
+  // Waits for the compute stream (every collective before it was issued,
+  // so peers get there), polling, with a limit rather than a hang.
+  cudaEvent_t done = nullptr;
+  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+        "checking cuBLASLt");
+  check(cudaEventRecord(done, stream()), "checking cuBLASLt");
+  auto start = std::chrono::steady_clock::now();
+  for (cudaError_t status; (status = cudaEventQuery(done)) != cudaSuccess;) {
+    if (status != cudaErrorNotReady)
+      check(status, "checking cuBLASLt's bias gradient");
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(300))
+      fatal("checking cuBLASLt's bias gradient: the compute stream did not "
+            "finish within 300 s (is every rank alive?)");
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  cudaEventDestroy(done);
+  std::vector<Y> got(want.size());
+  check(cudaMemcpy(got.data(), dg, got.size() * sizeof(Y),
+                   cudaMemcpyDeviceToHost),
+        "checking cuBLASLt");
+  bool right = true;
+  for (size_t s = 0; s < want.size(); ++s)
+    right = right && float(got[s]) == want[s];
+  it->second = right ? Right : Wrong;
+  if (!right)
+    std::fprintf(stderr,
+                 "dtcg: cuBLASLt's bias-gradient epilogue (%s, transposes "
+                 "%d%d) did not give the sums expected on this GPU: bias "
+                 "gradients are summed after their products instead\n",
+                 left ? "BGRADB" : "BGRADA", int(transA), int(transB));
+  return right;
+}
+
 template <typename T, typename Y>
 bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  float alpha, const T *a, int64_t lda, int64_t strideA,
@@ -625,6 +715,8 @@ bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
       !(beta == 0.0f && aligned(biasPointer) &&
         (!ep.aux || (aligned(ep.aux) && n % 8 == 0 && strideY % 8 == 0)) &&
         (!ep.isBiasGrad() || (batch == 1 && alpha == 1.0f))))
+    return false;
+  if (ep.isBiasGrad() && !biasGradChecked<T, Y>(transA, transB, ep.kind))
     return false;
   cublasLtEpilogue_t epilogue =
       fuse ? ltEpilogue(ep.kind, ep.aux != nullptr) : CUBLASLT_EPILOGUE_DEFAULT;
