@@ -121,9 +121,10 @@ struct CompileCommandOptions {
   /// --local-batchnorm: per-rank batch statistics.
   bool localBatchNorm = false;
   std::string target = "cpu";
-  /// --cuda-emulation and --cuda-arch (with --target cuda).
+  /// --cuda-emulation, --cuda-arch and --nvcc (with --target cuda).
   bool cudaEmulation = false;
   std::string cudaArchs = "80,90";
+  std::string nvcc;
   ShapeOptions shapes;
   int64_t globalBatch = 0;
   int64_t microBatch = 0;

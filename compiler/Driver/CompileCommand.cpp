@@ -32,6 +32,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -99,12 +100,43 @@ static std::string sourceFileName(const CompileCommandOptions &cmd) {
   return cmd.target == "cuda" ? "train.cu" : "train.cpp";
 }
 
+/// The nvcc that --target cuda builds with: --nvcc (a path, or a name on
+/// PATH), else $CUDA_HOME/bin/nvcc, else nvcc on PATH, else CUDA's default
+/// place. Empty, with an error naming where it looked, if that is not a
+/// program.
+static std::string findNvcc(const CompileCommandOptions &cmd) {
+  std::string nvcc = cmd.nvcc;
+  const char *home = std::getenv("CUDA_HOME");
+  if (nvcc.empty() && home && *home) {
+    SmallString<256> path(home);
+    llvm::sys::path::append(path, "bin", "nvcc");
+    nvcc = std::string(path);
+  }
+  if (nvcc.empty() || !StringRef(nvcc).contains('/'))
+    if (llvm::ErrorOr<std::string> onPath =
+            llvm::sys::findProgramByName(nvcc.empty() ? "nvcc" : nvcc))
+      nvcc = *onPath;
+  if (nvcc.empty())
+    nvcc = "/usr/local/cuda/bin/nvcc";
+  if (llvm::sys::fs::can_execute(nvcc) && !llvm::sys::fs::is_directory(nvcc))
+    return nvcc;
+  reportError("--target cuda: no nvcc at '" + nvcc + "' (" +
+              (!cmd.nvcc.empty() ? "--nvcc"
+               : home && *home   ? "$CUDA_HOME/bin"
+                                 : "not on PATH; CUDA's default place") +
+              "); name it with --nvcc PATH or CUDA_HOME, or build for the "
+              "host with --cuda-emulation");
+  return "";
+}
+
 /// The target `dtc compile --target` names, with its options.
 static std::unique_ptr<TargetInfo>
 makeTarget(const CompileCommandOptions &cmd) {
   if (cmd.target == "cuda") {
     CUDATargetOptions options;
     options.emulation = cmd.cudaEmulation;
+    if (!cmd.cudaEmulation)
+      options.nvcc = findNvcc(cmd);
     options.archs.clear();
     SmallVector<StringRef> archs;
     StringRef(cmd.cudaArchs).split(archs, ',');
@@ -551,6 +583,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
                        "'");
   if (cmd.cudaEmulation && cmd.target != "cuda")
     return reportError("--cuda-emulation needs --target cuda");
+  if (!cmd.nvcc.empty() && cmd.target != "cuda")
+    return reportError("--nvcc needs --target cuda");
   if (cmd.target == "cuda") {
     SmallVector<StringRef> archs;
     StringRef(cmd.cudaArchs).split(archs, ',');
@@ -559,6 +593,8 @@ int mlir::dtc::runCompileCommand(const CompileCommandOptions &cmd) {
         return reportError("--cuda-arch expects compute capabilities such "
                            "as 80,90, got '" +
                            cmd.cudaArchs + "'");
+    if (!cmd.cudaEmulation && findNvcc(cmd).empty())
+      return 1;
   }
   if (cmd.outDir.empty() && !cmd.planOnly)
     return reportError("-o OUTDIR is required");

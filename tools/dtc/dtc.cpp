@@ -179,7 +179,7 @@ static cl::opt<bool> syncBatchNormOpt(
 static cl::opt<std::string> compileTarget(
     "target",
     cl::desc("Code to generate: cpu (C++ with OpenMP and OpenBLAS) or cuda "
-             "(CUDA C++ with cuBLASLt, built by nvcc; one rank for now)"),
+             "(CUDA C++ with cuBLASLt, cuDNN and NCCL, built by nvcc)"),
     cl::init("cpu"), cl::sub(compileCmd));
 static cl::opt<bool> cudaEmulationOpt(
     "cuda-emulation",
@@ -192,6 +192,12 @@ static cl::opt<std::string> cudaArchOpt(
     cl::desc("With --target cuda: compute capabilities to build machine code "
              "for, comma-separated (default 80,90)"),
     cl::init("80,90"), cl::sub(compileCmd));
+static cl::opt<std::string>
+    nvccOpt("nvcc",
+            cl::desc("With --target cuda: the nvcc to build with (default: "
+                     "$CUDA_HOME/bin/nvcc, else nvcc on PATH, else "
+                     "/usr/local/cuda/bin/nvcc)"),
+            cl::value_desc("PATH"), cl::init(""), cl::sub(compileCmd));
 static cl::opt<bool> returnGradients(
     "return-gradients",
     cl::desc("Also return each parameter's step gradient, so that `train "
@@ -569,6 +575,7 @@ static bool compileOptions(CompileCommandOptions &options) {
   options.target = compileTarget;
   options.cudaEmulation = cudaEmulationOpt;
   options.cudaArchs = cudaArchOpt;
+  options.nvcc = nvccOpt;
   options.shapes = shapeOptions();
   options.globalBatch = globalBatch;
   options.microBatch = microBatch;
