@@ -41,6 +41,15 @@ using namespace kerneltest;
 
 namespace {
 
+/// `count` samples f(step * i) of a smooth wave, as floats: operands whose
+/// products are sums of distinct, unrounded-looking terms.
+std::vector<float> waves(int64_t count, double step, double (*f)(double)) {
+  std::vector<float> x(static_cast<size_t>(count));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(f(step * double(i)));
+  return x;
+}
+
 static const double kMatMulBroadcast[] = {
     2.15625,  0.28125,  2.84375,  -0.90625, -1.5,     0.0625,
     1.40625,  -0.46875, 1.34375,  -2.40625, -0.875,   0.6875,
@@ -162,11 +171,8 @@ TEST(MatMul, TransposedRightOperandInOrder) {
   for (int threads : {1, 2})
     for (int64_t n : {16, 32}) {
       const int64_t batch = 5, m = 16, k = 12;
-      std::vector<float> a(size_t(batch * m * k)), b(size_t(batch * k * n));
-      for (size_t i = 0; i < a.size(); ++i)
-        a[i] = float(std::sin(0.37 * double(i)));
-      for (size_t i = 0; i < b.size(); ++i)
-        b[i] = float(std::cos(0.23 * double(i)));
+      std::vector<float> a = waves(batch * m * k, 0.37, std::sin);
+      std::vector<float> b = waves(batch * k * n, 0.23, std::cos);
       Shape sy{3, {batch, m, n}};
       MatrixView va{0, {m * k}, k, 1}, vb{0, {k * n}, 1, k};
       std::vector<float> y(size_t(batch * m * n));
@@ -303,11 +309,8 @@ TEST(MatMul, SmallProductsByColumnCount) {
     for (int64_t n : {1, 2, 3, 4, 8, 16, 17, 32})
       for (bool transposed : {false, true})
         for (bool aTransposed : {false, true}) {
-          std::vector<float> a(size_t(batch * m * k)), b(size_t(batch * k * n));
-          for (size_t i = 0; i < a.size(); ++i)
-            a[i] = float(std::sin(0.37 * double(i)));
-          for (size_t i = 0; i < b.size(); ++i)
-            b[i] = float(std::cos(0.23 * double(i)));
+          std::vector<float> a = waves(batch * m * k, 0.37, std::sin);
+          std::vector<float> b = waves(batch * k * n, 0.23, std::cos);
           Shape sy{3, {batch, m, n}};
           MatrixView va = aTransposed ? MatrixView{0, {m * k}, 1, m}
                                       : MatrixView{0, {m * k}, k, 1};

@@ -14,14 +14,12 @@
 #include "dtcrt/cuda/Emulation.h"
 #include <dnnl.h>
 #include <type_traits>
-#include <vector>
 #define DTCG_SHARED(T, name, n) static ::dtcemu::SharedArray<T, n> name
 #else
 #include <chrono>
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <thread>
-#include <vector>
 #define DTCG_SHARED(T, name, n) __shared__ T name[n]
 #endif
 
@@ -32,6 +30,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace dtcg {
 

@@ -626,10 +626,10 @@ inline void gemm(const Shape &sa, const Shape &sb, const Shape &sc, const T *a,
   int64_t n = sb.dims[transB ? 0 : 1];
   if (ep.isBiasGrad() && c)
     fatal("a bias gradient of a product with C");
-    // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue. (The
-    // emulation adds it as the CPU target's dtck::gemm does, as beta = 1 over
-    // the broadcast bias, so that their sums round alike.)
 #ifndef DTCG_EMULATION
+  // A bias (c of [N], or [1, N], added once) is cuBLASLt's epilogue. (The
+  // emulation adds it as the CPU target's dtck::gemm does, as beta = 1 over
+  // the broadcast bias, so that their sums round alike.)
   if (c && beta == 1.0 && sc.rank >= 1 && sc.numel() == n &&
       sc.dims[sc.rank - 1] == n)
     ep = Epilogue<T>{EpilogueKind::Bias, c, nullptr};
